@@ -1,0 +1,8 @@
+"""Document parsers: bytes in, problem→fix candidates out. Pure Python."""
+
+from __future__ import annotations
+
+from ingest.parsers.base import Candidate, ParseError
+from ingest.parsers.detect import FORMATS, decode_document, detect_format, parse_document
+
+__all__ = ["FORMATS", "Candidate", "ParseError", "decode_document", "detect_format", "parse_document"]
