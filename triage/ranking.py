@@ -1,0 +1,224 @@
+"""Rank knowledge-base entries against a pasted failure. Pure Python, no Django.
+
+Each candidate gets a feature vector comparing its signature with the query's:
+message similarity (TF-IDF over masked message tokens), exception-type relation, frame
+similarity weighted by distance from the raise and by rarity across the knowledge base
+(in the spirit of TraceSim), lexical coverage of the query by the entry's text, dense
+similarity of the compact signature texts, an exact-fingerprint flag and framework
+agreement. A logistic model fitted on labelled triage data (bench/fit_ranker.py) turns the
+features into a calibrated probability that the entry is the right fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb.signature import Signature, exception_relation, tokenize
+
+FEATURES = ("msg_cos", "ctx_cos", "type_rel", "frame_sim", "coverage", "dense", "fingerprint", "framework")
+WEIGHTS_PATH = Path(__file__).with_name("ranker_weights.json")
+FRAME_DECAY = 0.35
+
+
+@dataclass(frozen=True)
+class Doc:
+    """An entry as ranking sees it (tokens precomputed once per knowledge-base version)."""
+
+    id: int
+    exc_type: str
+    pattern: str
+    kind: str
+    fingerprint: str
+    framework: str
+    frames: tuple[str, ...]
+    msg_tokens: tuple[str, ...]
+    ctx_tokens: tuple[str, ...]
+    text_tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Query:
+    sig: Signature
+    msg_tokens: tuple[str, ...]
+    ctx_tokens: tuple[str, ...]
+    text_tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    doc_id: int
+    features: dict[str, float]
+    score: float
+
+
+@dataclass(frozen=True)
+class RankerModel:
+    weights: dict[str, float]
+    bias: float
+    threshold: float
+    meta: dict[str, object] = field(default_factory=dict)
+
+    def probability(self, features: dict[str, float]) -> float:
+        z = self.bias + sum(self.weights.get(name, 0.0) * features.get(name, 0.0) for name in FEATURES)
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def load_model(path: Path = WEIGHTS_PATH) -> RankerModel:
+    data = json.loads(path.read_text())
+    return RankerModel(
+        weights={k: float(v) for k, v in data["weights"].items()},
+        bias=float(data["bias"]),
+        threshold=float(data["threshold"]),
+        meta=data.get("meta", {}),
+    )
+
+
+def frame_tokens(frames: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for frame in frames:
+        module, _, func = frame.partition(":")
+        out.extend(tokenize(func))
+        out.extend(tokenize(module.rsplit(".", 1)[-1]))
+    return out
+
+
+def query_from_signature(sig: Signature, extra_text: str = "") -> Query:
+    msg = tuple(tokenize(sig.message))
+    ctx = tuple(t for c in sig.context for t in tokenize(c))
+    text = tuple(list(msg) + list(ctx) + frame_tokens(sig.frames[:8]) + tokenize(extra_text))
+    return Query(sig=sig, msg_tokens=msg, ctx_tokens=ctx, text_tokens=text)
+
+
+class Corpus:
+    """Document frequencies and an inverted index over the entries' tokens."""
+
+    def __init__(self, docs: Sequence[Doc]) -> None:
+        self.docs = {d.id: d for d in docs}
+        self.n = max(1, len(docs))
+        self.msg_df: Counter[str] = Counter()
+        self.text_df: Counter[str] = Counter()
+        self.frame_df: Counter[str] = Counter()
+        self.postings: dict[str, list[int]] = {}
+        for d in docs:
+            self.msg_df.update(set(d.msg_tokens) | set(d.ctx_tokens))
+            uniq = set(d.text_tokens)
+            self.text_df.update(uniq)
+            self.frame_df.update(set(d.frames))
+            for t in uniq:
+                self.postings.setdefault(t, []).append(d.id)
+        self.avg_len = sum(len(d.text_tokens) for d in docs) / self.n if docs else 1.0
+
+    def idf(self, df: Counter[str], token: str) -> float:
+        return math.log(1.0 + (self.n + 1) / (df.get(token, 0) + 0.5))
+
+    def tfidf(self, tokens: Sequence[str]) -> dict[str, float]:
+        counts = Counter(tokens)
+        vec = {t: (1.0 + math.log(c)) * self.idf(self.msg_df, t) for t, c in counts.items()}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        return {t: v / norm for t, v in vec.items()}
+
+    def lexical_top(self, tokens: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """BM25 over the entries' text tokens, through the inverted index."""
+        k1, b = 1.2, 0.75
+        scores: dict[int, float] = {}
+        for t, qtf in Counter(tokens).items():
+            ids = self.postings.get(t)
+            if not ids or len(ids) > self.n * 0.6 and self.n > 5:
+                continue
+            idf = self.idf(self.text_df, t)
+            for doc_id in ids:
+                d = self.docs[doc_id]
+                tf = d.text_tokens.count(t)
+                denom = tf + k1 * (1 - b + b * len(d.text_tokens) / self.avg_len)
+                scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1) / denom * min(qtf, 3) ** 0.5
+        return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
+
+
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(v * b.get(t, 0.0) for t, v in a.items())
+
+
+def frame_similarity(q: Sequence[str], e: Sequence[str], corpus: Corpus) -> float:
+    """Cosine of frame vectors weighted by position from the raise and by rarity."""
+    if not q or not e:
+        return 0.0
+
+    def vec(frames: Sequence[str]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for pos, f in enumerate(frames[:12]):
+            w = math.exp(-FRAME_DECAY * pos) * corpus.idf(corpus.frame_df, f)
+            out[f] = max(out.get(f, 0.0), w)
+        return out
+
+    vq, ve = vec(q), vec(e)
+    dot = sum(w * ve.get(f, 0.0) for f, w in vq.items())
+    nq = math.sqrt(sum(w * w for w in vq.values()))
+    ne = math.sqrt(sum(w * w for w in ve.values()))
+    return dot / (nq * ne) if nq and ne else 0.0
+
+
+def coverage(query_tokens: Sequence[str], doc: Doc, corpus: Corpus) -> float:
+    """IDF-weighted share of the query's distinct tokens that the entry's text contains."""
+    uniq = set(query_tokens)
+    if not uniq:
+        return 0.0
+    doc_set = set(doc.text_tokens)
+    total = sum(corpus.idf(corpus.text_df, t) for t in uniq)
+    hit = sum(corpus.idf(corpus.text_df, t) for t in uniq if t in doc_set)
+    return hit / total if total else 0.0
+
+
+def features(query: Query, doc: Doc, corpus: Corpus, dense: float) -> dict[str, float]:
+    sig = query.sig
+    q_msg = corpus.tfidf(query.msg_tokens)
+    if sig.exc_type and doc.exc_type:
+        type_rel = exception_relation(sig.exc_type, doc.exc_type)
+    elif sig.pattern and sig.pattern == doc.pattern:
+        type_rel = 1.0
+    else:
+        type_rel = 0.0
+    return {
+        "msg_cos": cosine(q_msg, corpus.tfidf(doc.msg_tokens)),
+        "ctx_cos": cosine(
+            corpus.tfidf(list(query.msg_tokens) + list(query.ctx_tokens)),
+            corpus.tfidf(list(doc.msg_tokens) + list(doc.ctx_tokens)),
+        ),
+        "type_rel": type_rel,
+        "frame_sim": frame_similarity(sig.frames, doc.frames, corpus),
+        "coverage": coverage(query.text_tokens, doc, corpus),
+        "dense": max(0.0, dense),
+        "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint else 0.0,
+        "framework": 1.0 if sig.framework and sig.framework == doc.framework else 0.0,
+    }
+
+
+def rank_candidates(
+    query: Query,
+    corpus: Corpus,
+    dense_hits: Sequence[tuple[int, float]],
+    dense_of: Callable[[int], float],
+    model: RankerModel,
+    pool: int = 30,
+) -> list[Candidate]:
+    """Gather candidates (fingerprint, lexical, dense), score each, best first.
+
+    `dense_hits` are the nearest entries from the vector index; `dense_of` gives the exact
+    dense similarity of any entry, so a candidate found lexically is not scored as if dense
+    had not seen it.
+    """
+    ids: set[int] = {i for i, _ in dense_hits if i in corpus.docs}
+    ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
+    ids.update(d.id for d in corpus.docs.values() if d.fingerprint == query.sig.fingerprint)
+    out = []
+    for doc_id in ids:
+        feats = features(query, corpus.docs[doc_id], corpus, dense_of(doc_id))
+        out.append(Candidate(doc_id=doc_id, features=feats, score=model.probability(feats)))
+    out.sort(key=lambda c: (-c.score, c.doc_id))
+    return out

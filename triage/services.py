@@ -1,0 +1,120 @@
+"""Triage a pasted log: find its root error, rank known entries, decide match or no match."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from kb.embedding import get_embedder
+from kb.logscan import ErrorBlock
+from kb.signature import RootChoice, Signature, compact_text, signature_from_text
+from kb.vector_index import get_index
+from triage.explain import Explanation, explain_match
+from triage.ranking import RankerModel, load_model, query_from_signature, rank_candidates
+from triage.snapshot import get_snapshot
+
+logger = logging.getLogger("fixbase.triage")
+
+DENSE_POOL = 30
+
+
+@dataclass(frozen=True)
+class SourceView:
+    filename: str
+    line_start: int
+    line_end: int
+
+
+@dataclass(frozen=True)
+class Match:
+    entry_id: int
+    title: str
+    score: float
+    remedy_markdown: str
+    sources: tuple[SourceView, ...]
+    explanation: Explanation
+    features: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TriageResult:
+    verdict: str
+    signature: Signature
+    matches: tuple[Match, ...]
+    notes: tuple[str, ...]
+    root_lines: tuple[int, int] | None
+    threshold: float
+    secondary: tuple[ErrorBlock, ...] = ()
+
+
+@lru_cache(maxsize=1)
+def ranker_model() -> RankerModel:
+    return load_model()
+
+
+def match_threshold() -> float:
+    from django.conf import settings
+
+    configured = float(settings.FIXBASE_MATCH_THRESHOLD)
+    return configured if configured >= 0 else ranker_model().threshold
+
+
+def triage_log(text: str, top_k: int = 5) -> TriageResult:
+    """1. Scan the log and choose the root error; 2. embed its compact signature;
+    3. gather and score candidates; 4. verdict by the calibrated score of the best one."""
+    sig, choice = signature_from_text(text)
+    query = query_from_signature(sig, extra_text=text if choice.root is None else "")
+    snap = get_snapshot()
+    embedder = get_embedder()
+    qvec = embedder.encode([compact_text(sig)])[0]
+    dense_hits = get_index().search(qvec, DENSE_POOL, embedder.name)
+
+    def dense_of(entry_id: int) -> float:
+        vec = snap.vectors.get(entry_id)
+        return float(np.dot(vec, qvec)) if vec is not None else 0.0
+
+    model = ranker_model()
+    ranked = rank_candidates(query, snap.corpus, dense_hits, dense_of, model)
+    threshold = match_threshold()
+    matches = tuple(_match(c.doc_id, c.score, c.features, query, snap, choice, text) for c in ranked[:top_k])
+    verdict = "match" if matches and matches[0].score >= threshold else "no_match"
+    return TriageResult(
+        verdict=verdict,
+        signature=sig,
+        matches=matches,
+        notes=choice.notes,
+        root_lines=(choice.root.line_start, choice.root.line_end) if choice.root else None,
+        threshold=threshold,
+        secondary=choice.secondary,
+    )
+
+
+def _match(entry_id: int, score: float, feats: dict[str, float], query, snap, choice: RootChoice, text: str) -> Match:  # type: ignore[no-untyped-def]
+    rec = snap.records[entry_id]
+    return Match(
+        entry_id=entry_id,
+        title=rec.title,
+        score=round(score, 4),
+        remedy_markdown=rec.remedy_markdown,
+        sources=tuple(SourceView(s.filename, s.line_start, s.line_end) for s in rec.sources),
+        explanation=explain_match(query, snap.corpus.docs[entry_id], snap.corpus, feats, choice.root, text),
+        features={k: round(v, 4) for k, v in feats.items()},
+    )
+
+
+def triage_record(result: TriageResult, source: str) -> None:
+    """Remember a triage (not the log itself) so the wiki can show what keeps failing."""
+    from triage.models import TriageRecord
+
+    top = result.matches[0] if result.matches else None
+    TriageRecord.objects.create(
+        source=source,
+        verdict=result.verdict,
+        top_entry_id=top.entry_id if top and result.verdict == "match" else None,
+        top_score=top.score if top else None,
+        fingerprint=result.signature.fingerprint,
+        headline=result.signature.headline[:300],
+    )

@@ -1,0 +1,74 @@
+"""An in-memory view of the knowledge base for ranking, rebuilt when the kb version changes."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from kb.embedding import get_embedder
+from kb.models import Embedding
+from kb.selectors import EntryRecord, entry_records, kb_version
+from triage.ranking import Corpus, Doc, frame_tokens
+from kb.signature import tokenize
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    version: int
+    corpus: Corpus
+    records: dict[int, EntryRecord]
+    vectors: dict[int, np.ndarray]
+
+
+def doc_of(rec: EntryRecord) -> Doc:
+    msg = tuple(tokenize(rec.message))
+    ctx = tuple(t for c in rec.context for t in tokenize(c))
+    text = tuple(
+        list(msg)
+        + list(ctx)
+        + frame_tokens(rec.frames[:8])
+        + tokenize(rec.title)
+        + tokenize(rec.remedy_markdown[:1500])
+    )
+    return Doc(
+        id=rec.id,
+        exc_type=rec.exc_type,
+        pattern=rec.pattern,
+        kind=rec.kind,
+        fingerprint=rec.fingerprint,
+        framework=rec.framework,
+        frames=rec.frames,
+        msg_tokens=msg,
+        ctx_tokens=ctx,
+        text_tokens=text,
+    )
+
+
+_lock = threading.Lock()
+_current: Snapshot | None = None
+
+
+def get_snapshot() -> Snapshot:
+    global _current
+    version = kb_version()
+    snap = _current
+    if snap is not None and snap.version == version:
+        return snap
+    with _lock:
+        if _current is not None and _current.version == version:
+            return _current
+        records = {r.id: r for r in entry_records()}
+        name = get_embedder().name
+        vectors = {
+            pk: np.frombuffer(bytes(vec), dtype=np.float32)
+            for pk, vec in Embedding.objects.filter(model_name=name).values_list("entry_id", "vector")
+        }
+        _current = Snapshot(
+            version=version,
+            corpus=Corpus([doc_of(r) for r in records.values()]),
+            records=records,
+            vectors=vectors,
+        )
+        return _current

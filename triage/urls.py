@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from triage import views
+
+app_name = "triage"
+urlpatterns = [
+    path("", views.paste_view, name="paste"),
+    path("triage/new-entry/", views.new_entry_view, name="new_entry"),
+]

@@ -1,0 +1,49 @@
+"""The paste-a-log page. htmx requests get the results partial; without JS the form posts normally."""
+
+from __future__ import annotations
+
+import logging
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from kb.services import entry_create_from_paste
+from triage.limits import body_too_large, too_large_message
+from triage.services import triage_log, triage_record
+
+logger = logging.getLogger("fixbase.triage")
+
+
+def _render(request: HttpRequest, context: dict[str, object], status: int = 200) -> HttpResponse:
+    template = "triage/_results.html" if request.htmx else "triage/paste.html"
+    return render(request, template, context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def paste_view(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return render(request, "triage/paste.html", {})
+    if body_too_large(request):
+        logger.warning("paste refused: body too large")
+        return _render(request, {"error": too_large_message()}, status=413)
+    log = request.POST.get("log", "")
+    if not log.strip():
+        return _render(request, {"error": "The paste is empty: paste a traceback or a log."}, status=400)
+    result = triage_log(log)
+    triage_record(result, "web")
+    lines = log.splitlines()
+    highlights = set(result.matches[0].explanation.highlight_lines) if result.matches else set()
+    numbered = [(n, line, n in highlights) for n, line in enumerate(lines, 1)]
+    return _render(request, {"result": result, "log": log, "numbered": numbered})
+
+
+@require_POST
+def new_entry_view(request: HttpRequest) -> HttpResponse:
+    if body_too_large(request):
+        return render(request, "triage/paste.html", {"error": too_large_message()}, status=413)
+    log = request.POST.get("log", "")
+    if not log.strip():
+        return render(request, "triage/paste.html", {"error": "Nothing to add: the log is empty."}, status=400)
+    entry = entry_create_from_paste(log)
+    return redirect(entry.get_absolute_url())
