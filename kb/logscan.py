@@ -53,7 +53,6 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("watchdog_timeout", re.compile(r"Watchdog caught collective operation timeout", re.I)),
     ("dependency_conflict", re.compile(r"\brequires \S+, but you have\b")),
     ("cuda_error", re.compile(r"\bCUDA error\b|\bcudaError\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),
-    ("http_error", re.compile(r'"(?:GET|POST|PUT|DELETE|PATCH) \S+ HTTP/[\d.]+" (?P<status>[45]\d\d)\b')),
     ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),
     (
         "error_phrase",
@@ -65,6 +64,9 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+
+SHELL_LINE_RE = re.compile(r"^(?:\+ |\$ |# |\(\w+\) \S+@|\S+@\S+:.*[#$] )")
+HTTP_ERROR_RE = re.compile(r'"(?:GET|POST|PUT|DELETE|PATCH) \S+ HTTP/[\d.]+" (?P<status>[45]\d\d)\b')
 
 SYMPTOM_RES = (
     re.compile(r"Server \d+ failed: 5\d\d"),
@@ -338,6 +340,7 @@ class _Scanner:
                 or LOG_LINE_RE.match(s)
                 or _match_exception(t)
                 or s.startswith("Set the environment variable HYDRA_FULL_ERROR")
+                or SHELL_LINE_RE.match(s)
             ):
                 break
             if _is_symptom(t) or any(
@@ -411,6 +414,10 @@ class _Scanner:
                 )
             )
             return max(end, i + 1)
+        http = HTTP_ERROR_RE.search(t)
+        if http:
+            self._add_error_line(i, "http_error", s)
+            return i + 1
         quiet = self.levels[self.logical[i][0]] in ("INFO", "DEBUG", "WARNING") or bool(QUIET_LINE_RE.match(s))
         if quiet or CODE_LINE_RE.match(t):
             return i + 1
@@ -463,11 +470,12 @@ class _Scanner:
         pattern = metric_anomaly(values)
         if not pattern:
             return
+        shown = ", ".join(f"{k} {values[k]:g}" for k in METRIC_KEYS.get(pattern, ()) if k in values)
         self.blocks.append(
             ErrorBlock(
                 kind="metric",
                 exc_type="",
-                message=text[:600],
+                message=f"{METRIC_DESCRIPTIONS[pattern]} ({shown})",
                 frames=(),
                 line_start=self.lineno(i),
                 line_end=self.lineno(i),
@@ -476,6 +484,18 @@ class _Scanner:
                 prefix=self.logical[i][2],
             )
         )
+
+
+METRIC_DESCRIPTIONS = {
+    "no_learning_signal": "No learning signal: reward std is zero in every group, loss and grad norm stay zero",
+    "completions_clipped": "Completions clipped: almost every completion is cut at the maximum completion length",
+    "grpo_zero_loss_expected": "GRPO loss is zero at the start while rewards vary: expected, not a bug",
+}
+METRIC_KEYS = {
+    "no_learning_signal": ("reward_std", "frac_reward_zero_std", "loss", "grad_norm"),
+    "completions_clipped": ("completions/clipped_ratio", "completions/mean_length"),
+    "grpo_zero_loss_expected": ("loss", "reward_std"),
+}
 
 
 def metric_anomaly(values: dict[str, float]) -> str:

@@ -25,6 +25,7 @@ class EntryRecord:
     title: str
     exc_type: str
     message: str
+    raw_message: str
     frames: tuple[str, ...]
     context: tuple[str, ...]
     framework: str
@@ -57,6 +58,7 @@ def entry_records() -> list[EntryRecord]:
                 title=e.title,
                 exc_type=e.exc_type,
                 message=e.message,
+                raw_message=e.raw_message,
                 frames=tuple(e.frames),
                 context=tuple(e.context),
                 framework=e.framework,

@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from kb.logscan import ErrorBlock, Frame, scan_log
+from kb.logscan import QUIET_LINE_RE, ErrorBlock, Frame, clean_line, scan_log
 
 URL_RE = re.compile(r"https?://\S+")
 PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[\\/][\w.\-@+~]+){2,}[\\/]?")
@@ -22,6 +22,7 @@ VERSION_RE = re.compile(r"\b\d+\.\d+\.\d+(?:[.\-+]?\w+)*\b")
 FLOAT_RE = re.compile(r"-?\b\d+\.\d+\b")
 BIGINT_RE = re.compile(r"-?\b\d{4,}\b")
 WS_RE = re.compile(r"\s+")
+CONFIG_DUMP_RE = re.compile(r"^[{'\"\s]*'?[\w.]+'?\s*:\s*[\[{'\"\w.\-]*[,}\]]*\s*$|^\d{4}-\d\d-\d\d[ T][\d:,.]+ INFO\b")
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\b\d{3}\b|[\u4e00-\u9fff]+")
 CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 PLACEHOLDERS = frozenset({"path", "url", "hex", "ip", "ver", "num", "pid"})
@@ -111,8 +112,26 @@ class RootChoice:
     notes: tuple[str, ...]
 
 
+# Sentences that libraries append to many different errors; they say nothing about which one.
+BOILERPLATE_RES = (
+    re.compile(r"CUDA kernel errors might be asynchronously reported at some other API call.*?(?:incorrect\.|$)", re.I),
+    re.compile(r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1\.?", re.I),
+    re.compile(r"Compile with `?TORCH_USE_CUDA_DSA`? to enable device-side assertions\.?", re.I),
+    re.compile(r"\(?run with NCCL_DEBUG=INFO for details\)?", re.I),
+    re.compile(r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\.?", re.I),
+    re.compile(r"Including non-PyTorch memory.*?(?=$)", re.I),
+    re.compile(r"See documentation for Memory Management.*?(?=$)", re.I),
+)
+
+
+def strip_boilerplate(message: str) -> str:
+    for rx in BOILERPLATE_RES:
+        message = rx.sub(" ", message)
+    return WS_RE.sub(" ", message).strip()
+
+
 def mask_message(message: str) -> str:
-    s = URL_RE.sub("<URL>", message)
+    s = URL_RE.sub("<URL>", strip_boilerplate(message))
     s = PATH_RE.sub("<PATH>", s)
     s = IP_RE.sub("<IP>", s)
     s = PID_RE.sub(lambda m: f"{m.group(1)}=<PID>", s)
@@ -256,6 +275,12 @@ def select_root(blocks: tuple[ErrorBlock, ...]) -> RootChoice:
             "This error is a symptom: it reports that another process or server failed. "
             "That process's own log (the rollout server, the Ray worker, the other rank) holds the cause."
         )
+    if root.kind == "metric" and root.pattern == "grpo_zero_loss_expected":
+        notes.append(
+            "A GRPO loss of 0 in the first steps is expected while rewards vary (reward_std > 0): "
+            "with one policy update per batch the ratio is 1 and the advantages average to 0, "
+            "so only the KL term moves the loss. Watch reward and reward_std instead."
+        )
     later_symptoms = [b for b in secondary if b.symptom and b.line_start > root.line_start]
     if later_symptoms and _tier(root) < 3:
         first = later_symptoms[0]
@@ -271,11 +296,22 @@ def fingerprint(kind_name: str, masked: str) -> str:
     return hashlib.sha1(f"{kind_name}|{norm}".encode()).hexdigest()[:16]
 
 
+def telling_lines(text: str, limit: int = 20) -> list[str]:
+    """The last lines of a text that are neither informational log lines nor config dumps."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = clean_line(raw).text.strip()
+        if not line or QUIET_LINE_RE.match(line) or CONFIG_DUMP_RE.match(line):
+            continue
+        out.append(line)
+    return out[-limit:]
+
+
 def signature_of(choice: RootChoice, text: str) -> Signature:
     root = choice.root
     if root is None:
         # No recognisable error: the text itself (a hang described in words, say) is the problem.
-        words = WS_RE.sub(" ", text).strip()[:400]
+        words = WS_RE.sub(" ", " ".join(telling_lines(text))).strip()[:400]
         masked = mask_message(words)
         return Signature(
             exc_type="",

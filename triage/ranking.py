@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from kb.signature import Signature, exception_relation, tokenize
 FEATURES = ("msg_cos", "ctx_cos", "type_rel", "frame_sim", "coverage", "dense", "fingerprint", "framework")
 WEIGHTS_PATH = Path(__file__).with_name("ranker_weights.json")
 FRAME_DECAY = 0.35
+VERSION_TOKEN_RE = re.compile(r"(?<![\w.])\d+\.\d+\.\d+(?![\w.])")
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,17 @@ def frame_tokens(frames: Iterable[str]) -> list[str]:
     return out
 
 
+def message_tokens(masked: str, raw: str) -> tuple[str, ...]:
+    """Tokens of a masked message, plus the version numbers of the raw one.
+
+    Versions are masked for the fingerprint, but a requirement such as trl<=0.9.6 is the same
+    for every user who hits it, so its versions help to match.
+    """
+    return tuple(tokenize(masked)) + tuple("v" + v for v in VERSION_TOKEN_RE.findall(raw))
+
+
 def query_from_signature(sig: Signature, extra_text: str = "") -> Query:
-    msg = tuple(tokenize(sig.message))
+    msg = message_tokens(sig.message, sig.raw_message)
     ctx = tuple(t for c in sig.context for t in tokenize(c))
     text = tuple(list(msg) + list(ctx) + frame_tokens(sig.frames[:8]) + tokenize(extra_text))
     return Query(sig=sig, msg_tokens=msg, ctx_tokens=ctx, text_tokens=text)
@@ -218,7 +229,12 @@ def rank_candidates(
     ids.update(d.id for d in corpus.docs.values() if d.fingerprint == query.sig.fingerprint)
     out = []
     for doc_id in ids:
-        feats = features(query, corpus.docs[doc_id], corpus, dense_of(doc_id))
+        doc = corpus.docs[doc_id]
+        if query.sig.kind == "metric" and (doc.kind != "metric" or doc.pattern != query.sig.pattern):
+            # A metrics anomaly is identified by its pattern alone; the words of two
+            # different anomalies (loss, reward, std...) overlap without meaning anything.
+            continue
+        feats = features(query, doc, corpus, dense_of(doc_id))
         out.append(Candidate(doc_id=doc_id, features=feats, score=model.probability(feats)))
     out.sort(key=lambda c: (-c.score, c.doc_id))
     return out

@@ -10,7 +10,7 @@ import numpy as np
 from kb.embedding import get_embedder
 from kb.models import Embedding
 from kb.selectors import EntryRecord, entry_records, kb_version
-from triage.ranking import Corpus, Doc, frame_tokens
+from triage.ranking import Corpus, Doc, frame_tokens, message_tokens
 from kb.signature import tokenize
 
 
@@ -23,7 +23,7 @@ class Snapshot:
 
 
 def doc_of(rec: EntryRecord) -> Doc:
-    msg = tuple(tokenize(rec.message))
+    msg = message_tokens(rec.message, rec.raw_message)
     ctx = tuple(t for c in rec.context for t in tokenize(c))
     text = tuple(
         list(msg)
