@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kb.logscan import scan_log
-from kb.signature import select_root
+from kb.signature import select_root, strip_boilerplate
 
 
 def has_error(text: str, offset: int = 0) -> bool:
@@ -19,7 +19,8 @@ def title_for(text: str, fallback: str = "") -> str:
         frame = root.frames[-1]
         return _shorten(fallback or f"Traceback in {frame.function} ({frame.path.rsplit('/', 1)[-1]})")
     head = root.exc_type.rsplit(".", 1)[-1] if root.exc_type else ""
-    return _shorten(f"{head}: {root.message}" if head else root.message)
+    message = strip_boilerplate(root.message)
+    return _shorten(f"{head}: {message}" if head else message)
 
 
 def first_line(text: str) -> str:

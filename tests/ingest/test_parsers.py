@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ingest.parsers import ParseError, decode_document, detect_format, parse_document
+from tests.conftest import NOTES_SAMPLE, SHARED, SM120_SAMPLE, shared_sample
+from tests.golden import GOLDEN_INPUTS, golden_path, parse_for_golden
+
+
+@pytest.mark.parametrize("path", GOLDEN_INPUTS, ids=lambda p: p.name)
+def test_samples_parse_to_their_golden_entries(path):
+    expected = json.loads(golden_path(path).read_text())
+    assert parse_for_golden(path) == expected
+
+
+def test_specstory_transcript_pairs_error_turns_with_answers():
+    text = decode_document(shared_sample(SM120_SAMPLE).read_bytes())
+    fmt, cands = parse_document(text)
+    assert fmt == "specstory"
+    titles = [c.title for c in cands]
+    # Turns that ask how to start or read parquet make no entry; the five failures do.
+    assert any("no kernel image" in t for t in titles)
+    assert any("Timed out waiting for response" in t for t in titles)
+    assert sum("CUDA out of memory" in t for t in titles) == 3
+    assert any("command not found" in t for t in titles)
+    assert any("Error while serializing" in t for t in titles)
+    assert len(cands) == 7
+    sm120 = next(c for c in cands if "no kernel image" in c.title)
+    assert (sm120.line_start, sm120.problem_start) == (373, 375)
+    assert "PyTorch" in sm120.remedy_markdown and "sm_120" in sm120.remedy_markdown
+    lines = text.splitlines()
+    assert lines[sm120.line_start - 1] == "_**User**_"
+    assert "RuntimeError: CUDA error: no kernel image" in "\n".join(lines[sm120.problem_start - 1 : sm120.problem_end])
+
+
+def test_notes_headings_are_remedies_and_a_heading_without_log_is_still_an_entry():
+    text = decode_document(shared_sample(NOTES_SAMPLE).read_bytes())
+    fmt, cands = parse_document(text)
+    assert fmt == "notes"
+    assert len(cands) == 4
+    first, hang, maxlen, data = cands
+    assert first.remedy_markdown.startswith("报错，可以这样， export CUDA_VISIBLE_DEVICES=1")
+    assert (first.line_start, first.line_end) == (1, 58)
+    assert hang.problem_text == hang.remedy_markdown and "卡住" in hang.problem_text
+    assert (hang.line_start, hang.line_end) == (62, 62)
+    assert maxlen.title == "ValueError: max_tokens must be at least 1, got -3173."
+    assert data.remedy_markdown.startswith("训练数据问题")
+
+
+def test_raw_log_entries_need_a_fix_and_ranks_collapse():
+    cands = parse_document((GOLDEN_INPUTS[0].parent / "raw_train.log").read_text())[1]
+    assert cands and all(c.needs_fix for c in cands)
+    assert sum("NCCL error" in c.title for c in cands) == 1
+
+
+def test_dev_corpus_blocks_line_up_with_the_benchmark_spans():
+    spans = json.loads((SHARED / "bench" / "dev" / "spans.json").read_text()) if SHARED.exists() else None
+    if spans is None:
+        pytest.skip("the dev benchmark is not beside the project")
+    for name, cases in spans.items():
+        cands = parse_document((SHARED / "bench" / "dev" / "corpus" / name).read_text())[1]
+        for start, end, case in cases:
+            inside = [c for c in cands if c.line_start <= end and start <= c.line_end]
+            assert len(inside) == 1, (name, case)
+            assert start <= inside[0].line_start and inside[0].line_end <= end, (name, case)
+
+
+def test_format_detection():
+    assert detect_format("_**User**_\n\nhi\n\n---\n\n_**Assistant**_\n\nhello\n") == "specstory"
+    assert detect_format("# fix it like this\nValueError: x\n") == "notes"
+    assert detect_format("2025-01-01 INFO start\nValueError: x\n") == "log"
+
+
+def test_binary_and_empty_files_are_refused_with_a_reason():
+    with pytest.raises(ParseError, match="binary"):
+        decode_document(b"\x7fELF\x02\x01\x01\x00\x00\x00" * 100)
+    with pytest.raises(ParseError, match="empty"):
+        decode_document(b"  \n ")
+
+
+def test_gbk_and_latin1_logs_decode():
+    assert "显存不足" in decode_document("# 显存不足\nRuntimeError: x\n".encode("gbk"))
+    assert decode_document("caf\xe9 RuntimeError".encode("latin-1")).startswith("caf")

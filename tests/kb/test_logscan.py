@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+from kb.logscan import clean_line, metric_anomaly, scan_log
+
+RAY_WRAPPED = """\
+Error executing job with overrides: ['trainer.n_gpus_per_node=1']
+Traceback (most recent call last):
+  File "/root/TinyZero/verl/trainer/main_ppo.py", line 103, in main
+    ray.get(main_task.remote(config))
+  File "/root/miniconda3/lib/python3.12/site-packages/ray/_private/worker.py", line 919, in get_objects
+    raise value.as_instanceof_cause()
+ray.exceptions.RayTaskError(RuntimeError): ray::main_task() (pid=7773, ip=172.17.0.2)
+  File "/root/TinyZero/verl/trainer/main_ppo.py", line 188, in main_task
+    trainer.init_workers()
+ray.exceptions.RayTaskError(RuntimeError): ray::WorkerDict.critic_init_model() (pid=8238, ip=172.17.0.2)
+  File "/root/miniconda3/lib/python3.12/site-packages/torch/distributed/utils.py", line 326, in _sync_params_and_buffers
+    dist._broadcast_coalesced(
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+
+Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.
+"""
+
+CHAINED = """\
+Traceback (most recent call last):
+  File "/x/asyncio/locks.py", line 212, in wait
+    await fut
+asyncio.exceptions.CancelledError
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/x/site-packages/wandb/sdk/mailbox/handles.py", line 150, in wait_async
+    raise TimeoutError(
+TimeoutError: Timed out waiting for response on sjiuf09ofo8t
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/x/site-packages/wandb/sdk/wandb_init.py", line 959, in init
+    raise CommError(
+wandb.errors.errors.CommError: Run initialization has timed out after 90.0 sec.
+"""
+
+RANK_PREFIXED = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/usr/local/lib/python3.11/site-packages/swift/llm/argument/rlhf_args.py", line 299, in _check_grpo
+[rank0]:     raise ValueError('GRPO with vLLM is not compatible with `device_map`. '
+[rank0]: ValueError: GRPO with vLLM is not compatible with `device_map`.
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/usr/local/lib/python3.11/site-packages/swift/llm/argument/rlhf_args.py", line 299, in _check_grpo
+[rank1]:     raise ValueError('GRPO with vLLM is not compatible with `device_map`. '
+[rank1]: ValueError: GRPO with vLLM is not compatible with `device_map`.
+"""
+
+
+def test_ray_wrapped_traceback_yields_the_inner_exception_with_its_frames():
+    blocks = [b for b in scan_log(RAY_WRAPPED) if b.kind == "traceback"]
+    assert len(blocks) == 1
+    block = blocks[0]
+    assert block.exc_type == "RuntimeError"
+    assert block.message.startswith("CUDA error: no kernel image is available")
+    assert block.wrappers == ("RayTaskError", "RayTaskError")
+    assert [f.function for f in block.frames][-1] == "_sync_params_and_buffers"
+    assert (block.line_start, block.line_end) == (2, 14)
+
+
+def test_hydra_line_is_a_symptom_not_the_error():
+    hydra = [b for b in scan_log(RAY_WRAPPED) if b.kind == "error_line"]
+    assert hydra and hydra[0].symptom
+
+
+def test_chained_tracebacks_are_linked_cause_then_during_handling():
+    blocks = [b for b in scan_log(CHAINED) if b.kind == "traceback"]
+    assert [b.short_type for b in blocks] == ["CancelledError", "TimeoutError", "CommError"]
+    assert blocks[1].chain_relation == "cause" and blocks[1].chain_prev == 0
+    assert blocks[2].chain_relation == "during_handling" and blocks[2].chain_prev == 1
+
+
+def test_rank_prefixes_are_stripped_and_each_rank_still_reports_its_block():
+    blocks = scan_log(RANK_PREFIXED)
+    assert [b.short_type for b in blocks] == ["ValueError", "ValueError"]
+    assert blocks[0].prefix == "[rank0]:"
+    assert blocks[0].frames[0].path.endswith("swift/llm/argument/rlhf_args.py")
+
+
+def test_clean_line_removes_ansi_progress_bars_and_launcher_prefixes():
+    assert clean_line("\x1b[36m(main_task pid=3523385)\x1b[0m ValueError: boom").text == "ValueError: boom"
+    assert clean_line("(WorkerDict pid=8238) hello").prefix == "(WorkerDict pid=8238)"
+    assert clean_line("vllm-1  | ERROR 11-18 18:07:28 engine.py:366] ValueError: x").text == "ValueError: x"
+    assert clean_line("50%|#####     | 5/10 [00:01<00:01, 3.2it/s]\rRuntimeError: late").text == "RuntimeError: late"
+
+
+def test_error_lines_without_tracebacks_are_found_and_named():
+    log = (
+        "./train.sh: line 6: data.val_batch_size=1312: command not found\n"
+        "gpu617:22841:22841 [0] bootstrap.cc:37 NCCL WARN Bootstrap : no socket interface found\n"
+        "OSError: [Errno 28] No space left on device\n"
+    )
+    kinds = [(b.kind, b.pattern) for b in scan_log(log)]
+    assert kinds == [("error_line", "command_not_found"), ("error_line", "nccl_warn"), ("exception_line", "")]
+
+
+def test_code_and_informational_lines_are_not_errors():
+    log = (
+        'raise ValueError("Invalid characters in equation.")\n'
+        "    except Exception as e:\n"
+        "(WorkerDict pid=4123) WARNING 08-10 21:22:23 config.py:380] async output processor cannot be used\n"
+        "INFO 05-19 17:20:56 __init__.py:190] Automatically detected platform cuda.\n"
+    )
+    assert [b for b in scan_log(log) if b.kind != "warning"] == []
+
+
+def test_metrics_lines_name_the_training_failure():
+    assert metric_anomaly({"reward_std": 0.0, "frac_reward_zero_std": 1.0, "loss": 0.0, "grad_norm": 0.0}) == (
+        "no_learning_signal"
+    )
+    assert metric_anomaly({"completions/clipped_ratio": 1.0, "reward_std": 0.3}) == "completions_clipped"
+    assert metric_anomaly({"loss": 0.0, "reward_std": 0.35, "grad_norm": 0.1}) == "grpo_zero_loss_expected"
+    assert metric_anomaly({"loss": 0.2, "reward_std": 0.35}) == ""
+
+
+def test_squashed_frames_on_one_line_are_split():
+    log = 'Traceback (most recent call last):  File "/a/main.py", line 10, in <module>\n    from x import y\nImportError: nope'
+    block = scan_log(log)[0]
+    assert block.exc_type == "ImportError" and block.frames[0].function == "<module>"

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from ingest.models import Document
+from ingest.services import document_process, document_submit
+from kb.models import Entry
+from tests.conftest import ROOT
+from triage.models import TriageRecord
+
+SM120 = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+
+
+@pytest.fixture
+def kb(db):  # type: ignore[no-untyped-def]
+    for path in sorted((ROOT / "samples").iterdir()):
+        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+
+
+@pytest.fixture
+def client(db, django_user_model):  # type: ignore[no-untyped-def]
+    user = django_user_model.objects.create(username="ci-hook")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return api
+
+
+def test_triage_needs_a_token(db):
+    resp = APIClient().post("/api/v1/triage/", {"log": SM120}, format="json")
+    assert resp.status_code == 401
+    assert TriageRecord.objects.count() == 0
+
+
+def test_triage_with_a_wrong_token_is_refused(db):
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+    assert api.post("/api/v1/triage/", {"log": SM120}, format="json").status_code == 401
+
+
+def test_triage_returns_the_documented_shape(kb, client):
+    resp = client.post("/api/v1/triage/", {"log": SM120, "top_k": 3}, format="json")
+    assert resp.status_code == 200
+    data = resp.json()
+    assert data["verdict"] == "match"
+    assert set(data["signature"]) >= {"exception", "message", "frames", "framework"}
+    assert len(data["matches"]) == 3
+    top = data["matches"][0]
+    assert set(top) >= {"entry_id", "title", "score", "remedy_markdown", "url", "sources"}
+    assert top["url"].startswith("http://testserver/kb/entries/")
+    assert top["sources"][0] == {"filename": "verl_ppo_chat.md", "line_start": 82, "line_end": 170}
+    scores = [m["score"] for m in data["matches"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_rest_and_cli_return_the_same_ranking(kb, client, tmp_path):
+    log = (ROOT / "tests" / "data" / "hard_cases" / "cases.jsonl").read_text().splitlines()[0]
+    text = json.loads(log)["log"]
+    api = client.post("/api/v1/triage/", {"log": text, "top_k": 5}, format="json").json()
+    path = tmp_path / "failure.log"
+    path.write_text(text)
+    out = StringIO()
+    call_command("triage", str(path), "--json", stdout=out)
+    cli = json.loads(out.getvalue())
+    assert [m["entry_id"] for m in cli["matches"]] == [m["entry_id"] for m in api["matches"]]
+    assert [m["score"] for m in cli["matches"]] == [m["score"] for m in api["matches"]]
+    assert cli["verdict"] == api["verdict"]
+
+
+@pytest.mark.parametrize("body", [{"log": ""}, {"log": "   \n  "}, {}, {"log": SM120, "top_k": 0}])
+def test_bad_triage_input_is_a_400_and_stores_nothing(client, body):
+    resp = client.post("/api/v1/triage/", body, format="json")
+    assert resp.status_code == 400
+    assert TriageRecord.objects.count() == 0
+
+
+def test_a_50_mb_paste_is_refused_with_413_and_stores_nothing(client):
+    resp = client.post("/api/v1/triage/", {"log": "x" * (50 * 1024 * 1024)}, format="json")
+    assert resp.status_code == 413
+    assert "larger than" in resp.json()["detail"]
+    assert TriageRecord.objects.count() == 0
+
+
+def test_document_upload_returns_202_and_a_status_url(client, django_capture_on_commit_callbacks):
+    notes = (ROOT / "samples" / "swift_grpo_notes.txt").read_bytes()
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = client.post("/api/v1/documents/", {"file": SimpleUploadedFile("notes.txt", notes)}, format="multipart")
+    assert resp.status_code == 202
+    status = client.get(resp.json()["status_url"]).json()
+    assert status["status"] == "done" and status["entries_created"] == 7
+    again = client.post("/api/v1/documents/", {"file": SimpleUploadedFile("copy.txt", notes)}, format="multipart")
+    assert again.status_code == 200 and again.json()["id"] == resp.json()["id"]
+
+
+def test_binary_upload_is_a_400_and_stores_nothing(client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    resp = client.post(
+        "/api/v1/documents/", {"file": SimpleUploadedFile("a.bin", b"\x00\xff" * 5000)}, format="multipart"
+    )
+    assert resp.status_code == 400 and "binary" in resp.json()["file"][0]
+    assert Document.objects.count() == 0 and Entry.objects.count() == 0
+
+
+def test_document_status_needs_a_token(db):
+    assert APIClient().get("/api/v1/documents/1/").status_code == 401
+
+
+def test_apitoken_command_creates_the_user_and_prints_a_token(db):
+    out = StringIO()
+    call_command("apitoken", "ci-bot", stdout=out)
+    assert Token.objects.get(user__username="ci-bot").key == out.getvalue().strip()

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import pytest
+
+from ingest.services import document_process, document_submit
+from tests.conftest import ROOT
+from triage.services import triage_log
+
+
+@pytest.fixture
+def samples_kb(db):  # type: ignore[no-untyped-def]
+    for path in sorted((ROOT / "samples").iterdir()):
+        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+
+
+def test_another_users_sm120_error_finds_the_transcript_fix(samples_kb):
+    result = triage_log(
+        "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    )
+    assert result.verdict == "match"
+    assert "no kernel image" in result.matches[0].title
+    assert result.matches[0].sources[0].filename == "verl_ppo_chat.md"
+
+
+def test_confusable_cuda_error_is_not_given_the_sm120_fix(samples_kb):
+    result = triage_log(
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."
+    )
+    assert result.verdict == "no_match"
+
+
+def test_expected_grpo_zero_loss_is_explained_not_matched(samples_kb):
+    result = triage_log("{'loss': 0.0, 'grad_norm': 0.31, 'reward': 0.4, 'reward_std': 0.35, 'frac_reward_zero_std': 0.1}")
+    assert result.verdict == "no_match"
+    assert any("expected" in n for n in result.notes)
+
+
+def test_no_learning_signal_metrics_match_the_notes_entry(samples_kb):
+    result = triage_log(
+        "{'loss': 0.0, 'grad_norm': 0.0, 'reward': 1.0, 'reward_std': 0.0, 'frac_reward_zero_std': 1.0, 'epoch': 0.1}"
+    )
+    assert result.verdict == "match"
+    assert result.matches[0].title.startswith("No learning signal")
+
+
+def test_hang_described_in_words_finds_the_heading_only_entry(samples_kb):
+    result = triage_log("swift rollout 用了 multi_turn_scheduler 之后一直卡住，没有任何报错")
+    assert "multi_turn_scheduler" in result.matches[0].title
+
+
+def test_match_explains_itself_and_shows_the_users_numbers(samples_kb):
+    log = (
+        "[WARNING:swift] max_model_len(4096) - num_tokens(6001) < max_tokens(1024). Setting max_tokens: -2929\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/site-packages/vllm/sampling_params.py", line 397, in _verify_args\n'
+        "    raise ValueError(\n"
+        "ValueError: max_tokens must be at least 1, got -2929.\n"
+    )
+    result = triage_log(log)
+    top = result.matches[0]
+    assert result.verdict == "match" and "max_tokens must be at least 1" in top.title
+    assert any("Same exception: ValueError" in r for r in top.explanation.reasons)
+    assert 5 in top.explanation.highlight_lines
+    assert any("6001 tokens" in n and "4096" in n for n in top.explanation.numbers)

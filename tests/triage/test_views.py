@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import pytest
+
+from ingest.services import document_process, document_submit
+from kb.models import Entry
+from tests.conftest import ROOT
+from triage.models import TriageRecord
+
+
+@pytest.fixture
+def kb(db):  # type: ignore[no-untyped-def]
+    for path in sorted((ROOT / "samples").iterdir()):
+        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+
+
+def test_paste_page_works_without_javascript(kb, client):
+    page = client.get("/")
+    assert page.status_code == 200 and b'action="/"' in page.content
+    resp = client.post("/", {"log": "RuntimeError: CUDA error: no kernel image is available for execution on the device"})
+    assert resp.status_code == 200
+    assert b"Known issue" in resp.content and b"<html" in resp.content
+
+
+def test_htmx_request_gets_only_the_results_partial(kb, client):
+    resp = client.post(
+        "/", {"log": "./run.sh: line 9: trainer.total_epochs=3: command not found"}, HTTP_HX_REQUEST="true"
+    )
+    assert resp.status_code == 200
+    assert b"<html" not in resp.content and b"command not found" in resp.content
+
+
+def test_empty_paste_is_a_400_with_a_message(db, client):
+    resp = client.post("/", {"log": "  "})
+    assert resp.status_code == 400 and b"The paste is empty" in resp.content
+    assert TriageRecord.objects.count() == 0
+
+
+def test_oversize_paste_is_a_413(db, client, settings):
+    settings.FIXBASE_MAX_PASTE_BYTES = 1000
+    resp = client.post("/", {"log": "x" * 5000})
+    assert resp.status_code == 413 and b"larger than" in resp.content
+    assert TriageRecord.objects.count() == 0
+
+
+def test_no_match_offers_a_needs_a_fix_entry(kb, client):
+    log = "jinja2.exceptions.TemplateError: Conversation roles must alternate user/assistant/user/assistant"
+    resp = client.post("/", {"log": log})
+    assert b"No known match" in resp.content and b"needs a fix" in resp.content
+    created = client.post("/triage/new-entry/", {"log": log})
+    assert created.status_code == 302
+    entry = Entry.objects.get(pk=int(created["Location"].rstrip("/").rsplit("/", 1)[-1]))
+    assert entry.needs_fix and "TemplateError" in entry.title
+    again = client.post("/", {"log": log})
+    assert b"needs a fix" in again.content
+
+
+def test_wiki_pages_list_show_and_edit_entries(kb, client):
+    listing = client.get("/kb/?q=kernel")
+    assert listing.status_code == 200 and b"no kernel image" in listing.content
+    entry = Entry.objects.filter(title__contains="no kernel image").first()
+    detail = client.get(f"/kb/entries/{entry.pk}/")
+    assert b"sm_120" in detail.content
+    client.post(f"/kb/entries/{entry.pk}/edit/", {"title": entry.title, "remedy_markdown": "Upgrade torch to a cu128 build."})
+    entry.refresh_from_db()
+    assert entry.remedy_markdown == "Upgrade torch to a cu128 build."
+
+
+def test_remedy_markdown_is_sanitised(kb, client):
+    entry = Entry.objects.first()
+    client.post(f"/kb/entries/{entry.pk}/edit/", {"title": "t", "remedy_markdown": "<script>alert(1)</script>**bold**"})
+    page = client.get(f"/kb/entries/{entry.pk}/")
+    assert b"<script>alert" not in page.content and b"<strong>bold</strong>" in page.content
+
+
+def test_upload_page_refuses_binary_and_shows_progress_for_text(db, client, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    bad = client.post("/upload/", {"file": SimpleUploadedFile("x.bin", b"\x00" * 300)})
+    assert bad.status_code == 400 and b"binary" in bad.content
+    with django_capture_on_commit_callbacks(execute=True):
+        ok = client.post("/upload/", {"file": SimpleUploadedFile("n.txt", (ROOT / "samples" / "swift_grpo_notes.txt").read_bytes())})
+    assert ok.status_code == 302
+    status = client.get(ok["Location"], HTTP_HX_REQUEST="true")
+    assert b"done" in status.content and b"<html" not in status.content
