@@ -12,15 +12,16 @@ words of the expected entry's title or remedy) against the project's samples/.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
-
 from _django import ROOT, setup_throwaway
 
 SHARED = ROOT.parent / "shared" / "bench"
@@ -78,7 +79,7 @@ def best_threshold(rows: list[tuple[bool, float, bool]]) -> float:
     cands = sorted({0.0, 1.0, *(p for _, p, _ in rows)})
     best: list[tuple[float, float]] = []
     best_cost = math.inf
-    for lo, hi in zip(cands, cands[1:], strict=False):
+    for lo, hi in pairwise(cands):
         t = (lo + hi) / 2
         cost = 0.0
         for right, p, known in rows:
@@ -112,10 +113,13 @@ def collect(dev: bool) -> list[Group]:
         kb_version_bump()
         index_rebuild()
         for p in paths:
-            call_command("ingest", str(p), stdout=open("/dev/null", "w"))
+            call_command("ingest", str(p), stdout=io.StringIO())
         entries = {e.pk: e for e in Entry.objects.prefetch_related("occurrences")}
         sources = {
-            pk: [{"filename": o.filename, "line_start": o.line_start, "line_end": o.line_end} for o in e.occurrences.all()]
+            pk: [
+                {"filename": o.filename, "line_start": o.line_start, "line_end": o.line_end}
+                for o in e.occurrences.all()
+            ]
             for pk, e in entries.items()
         }
         return entries, sources
@@ -133,7 +137,9 @@ def collect(dev: bool) -> list[Group]:
             if not qfile.exists():
                 continue
             for q in load_queries(qfile):
-                groups.append(group(f"{qfile.parent.name}:{q.id}", q.log, lambda pk, q=q: is_hit(sources[pk], q), q.has_match))
+                groups.append(
+                    group(f"{qfile.parent.name}:{q.id}", q.log, lambda pk, q=q: is_hit(sources[pk], q), q.has_match)
+                )
     # The hard cases were written against the project's samples with remedies (not the raw log).
     entries, sources = load_kb([p for p in sorted((ROOT / "samples").iterdir()) if p.name != "raw_train.log"])
     for line in (ROOT / "tests" / "data" / "hard_cases" / "cases.jsonl").read_text().splitlines():
@@ -168,8 +174,8 @@ def main() -> None:
         for k, g in enumerate(groups):
             rest = [h for j, h in enumerate(groups) if j != k and len(h.y)]
             w, b = fit_logistic(np.vstack([h.X for h in rest]), np.concatenate([h.y for h in rest]), args.l2)
-            t = best_threshold(top1(rest, lambda h: prob(h.X, w, b)))
-            right, p, known = top1([g], lambda h: prob(h.X, w, b))[0]
+            t = best_threshold(top1(rest, lambda h, w=w, b=b: prob(h.X, w, b)))
+            right, p, known = top1([g], lambda h, w=w, b=b: prob(h.X, w, b))[0]
             loo_rows.append((g.qid, right, p >= t, known))
         known_rows = [r for r in loo_rows if r[3]]
         unknown_rows = [r for r in loo_rows if not r[3]]
@@ -200,7 +206,7 @@ def main() -> None:
                         "meta": {
                             "fitted_by": "bench/fit_ranker.py",
                             "queries": len(groups),
-                            "pairs": int(len(y)),
+                            "pairs": len(y),
                             "l2": args.l2,
                         },
                     },

@@ -26,8 +26,18 @@ class DocumentOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
     class Meta:
         model = Document
         fields = [
-            "id", "filename", "size", "format", "status", "error", "entries_parsed", "entries_created",
-            "entries_embedded", "created_at", "updated_at", "status_url",
+            "id",
+            "filename",
+            "size",
+            "format",
+            "status",
+            "error",
+            "entries_parsed",
+            "entries_created",
+            "entries_embedded",
+            "created_at",
+            "updated_at",
+            "status_url",
         ]
 
     def get_status_url(self, obj: Document) -> str:
@@ -44,7 +54,8 @@ class DocumentUploadApi(APIView):
         if upload is None:
             return Response({"file": ["Send the document as a multipart field named 'file'."]}, status=400)
         try:
-            submitted = document_submit(upload.name or "upload.txt", upload.read(), request.data.get("format", ""))
+            fmt = str(request.data.get("format", "")) if isinstance(request.data, dict) else ""
+            submitted = document_submit(upload.name or "upload.txt", upload.read(), fmt)
         except IngestError as exc:
             logger.info("upload refused: %s", exc)
             return Response({"file": [str(exc)]}, status=400)

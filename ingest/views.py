@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from config.http import HtmxHttpRequest as HttpRequest
 from ingest.models import Document
 from ingest.parsers import FORMATS
 from ingest.services import IngestError, document_submit

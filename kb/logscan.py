@@ -80,7 +80,9 @@ SYMPTOM_RES = (
 )
 WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", "ActorDiedError"})
 # Informational lines and source code: error words in them ("cannot be used", "invalid") are not errors.
-QUIET_LINE_RE = re.compile(r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: )")
+QUIET_LINE_RE = re.compile(
+    r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: )"
+)
 CODE_LINE_RE = re.compile(
     r"^\s*(?:raise|return|print|def|class|elif|else|for|while|try|except|import|from|with|assert|if)\b(?!:)"
     r"|^\s*(?:#|//|>>>)|[=(,\[]\s*$"
@@ -179,10 +181,10 @@ def _match_exception(text: str) -> re.Match[str] | None:
     m = EXC_RE.match(stripped)
     if not m:
         return None
-    if m.group("colon") is None and m.group("inner") is None:
-        # A bare name only counts when it is an unmistakable exception class.
-        if not re.search(r"(?:Error|Exception|Interrupt|Exit)$", m.group("type")) or " " in stripped:
-            return None
+    bare = m.group("colon") is None and m.group("inner") is None
+    # A bare name only counts when it is an unmistakable exception class.
+    if bare and (not re.search(r"(?:Error|Exception|Interrupt|Exit)$", m.group("type")) or " " in stripped):
+        return None
     return m
 
 
@@ -344,7 +346,9 @@ class _Scanner:
             ):
                 break
             if _is_symptom(t) or any(
-                rx.search(t) for name, rx in ERROR_LINE_PATTERNS if name not in ("cuda_error", "log_error", "error_phrase")
+                rx.search(t)
+                for name, rx in ERROR_LINE_PATTERNS
+                if name not in ("cuda_error", "log_error", "error_phrase")
             ):
                 break
             j += 1
@@ -360,9 +364,7 @@ class _Scanner:
         relation: str,
     ) -> int:
         end = self._continuation(i)
-        message = " ".join(
-            [exc.group("msg") or ""] + [self.text(k).strip() for k in range(i + 1, end)]
-        ).strip()
+        message = " ".join([exc.group("msg") or ""] + [self.text(k).strip() for k in range(i + 1, end)]).strip()
         exc_type = exc.group("type")
         inner = exc.group("inner")
         if inner and exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES:
@@ -510,7 +512,7 @@ def metric_anomaly(values: dict[str, float]) -> str:
     loss = values.get("loss")
     grad = values.get("grad_norm")
     clipped = values.get("completions/clipped_ratio")
-    if frac_zero is not None and frac_zero >= 0.99 or (std is not None and std == 0.0 and grad == 0.0):
+    if (frac_zero is not None and frac_zero >= 0.99) or (std is not None and std == 0.0 and grad == 0.0):
         return "no_learning_signal"
     if clipped is not None and clipped >= 0.9:
         return "completions_clipped"

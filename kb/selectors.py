@@ -76,8 +76,10 @@ def entry_records() -> list[EntryRecord]:
 def entry_list(query: str = "", framework: str = "", needs_fix: bool | None = None) -> QuerySet[Entry]:
     qs = Entry.objects.annotate(n_occurrences=Count("occurrences"))
     if query:
-        qs = qs.filter(title__icontains=query) | qs.filter(remedy_markdown__icontains=query) | qs.filter(
-            message__icontains=query
+        qs = (
+            qs.filter(title__icontains=query)
+            | qs.filter(remedy_markdown__icontains=query)
+            | qs.filter(message__icontains=query)
         )
     if framework:
         qs = qs.filter(framework=framework)

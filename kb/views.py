@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from config.http import HtmxHttpRequest as HttpRequest
 from kb.models import Entry
 from kb.selectors import entry_list
 from kb.services import entry_update
@@ -28,6 +29,8 @@ def entry_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
 def entry_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
     entry = get_object_or_404(Entry, pk=pk)
     if request.method == "POST":
-        entry_update(entry, title=request.POST.get("title", ""), remedy_markdown=request.POST.get("remedy_markdown", ""))
+        entry_update(
+            entry, title=request.POST.get("title", ""), remedy_markdown=request.POST.get("remedy_markdown", "")
+        )
         return redirect(entry.get_absolute_url())
     return render(request, "kb/entry_edit.html", {"entry": entry})

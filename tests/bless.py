@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-from tests.golden import GOLDEN_DIR, GOLDEN_INPUTS, golden_path, parse_for_golden  # noqa: E402
+from tests.golden import GOLDEN_DIR, GOLDEN_INPUTS, golden_path, parse_for_golden
 
 
 def main() -> None:

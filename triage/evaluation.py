@@ -109,7 +109,7 @@ def summarize(outcomes: Sequence[QueryOutcome]) -> Report:
         no_match_on_unknown=frac(unknown, lambda o: o.verdict == "no_match"),
         no_match_on_known=frac(known, lambda o: o.verdict == "no_match"),
         p50_ms=statistics.median(lat),
-        p95_ms=lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))],
+        p95_ms=lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))],
     )
 
 

@@ -14,7 +14,9 @@ OOM_RE = re.compile(
     r"Tried to allocate (?P<alloc>[\d.]+ [GMK]iB).*?total capacity of (?P<total>[\d.]+ [GMK]iB)"
     r"(?:.*?of which (?P<free>[\d.]+ [GMK]iB) is free)?"
 )
-BATCHED_RE = re.compile(r"max_num_batched_tokens \((?P<batched>\d+)\) is smaller than max_model_len \((?P<maxlen>\d+)\)")
+BATCHED_RE = re.compile(
+    r"max_num_batched_tokens \((?P<batched>\d+)\) is smaller than max_model_len \((?P<maxlen>\d+)\)"
+)
 
 
 @dataclass(frozen=True)

@@ -139,7 +139,7 @@ class Corpus:
         scores: dict[int, float] = {}
         for t, qtf in Counter(tokens).items():
             ids = self.postings.get(t)
-            if not ids or len(ids) > self.n * 0.6 and self.n > 5:
+            if not ids or (len(ids) > self.n * 0.6 and self.n > 5):
                 continue
             idf = self.idf(self.text_df, t)
             for doc_id in ids:

@@ -10,8 +10,8 @@ import numpy as np
 from kb.embedding import get_embedder
 from kb.models import Embedding
 from kb.selectors import EntryRecord, entry_records, kb_version
-from triage.ranking import Corpus, Doc, frame_tokens, message_tokens
 from kb.signature import tokenize
+from triage.ranking import Corpus, Doc, frame_tokens, message_tokens
 
 
 @dataclass(frozen=True)

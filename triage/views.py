@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from config.http import HtmxHttpRequest as HttpRequest
 from kb.services import entry_create_from_paste
 from triage.limits import body_too_large, too_large_message
 from triage.services import triage_log, triage_record

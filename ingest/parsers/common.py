@@ -13,7 +13,7 @@ def has_error(text: str, offset: int = 0) -> bool:
 def title_for(text: str, fallback: str = "") -> str:
     """A one-line title: the root error as printed (exception and message), else the fallback."""
     root = select_root(scan_log(text)).root
-    if root is None or root.kind == "warning" and fallback:
+    if root is None or (root.kind == "warning" and fallback):
         return _shorten(fallback or first_line(text))
     if root.kind == "truncated_traceback":
         frame = root.frames[-1]

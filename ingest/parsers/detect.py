@@ -34,7 +34,9 @@ def decode_document(data: bytes) -> str:
         text = data.decode("latin-1")
     controls = sum(1 for ch in text[:65536] if ord(ch) < 32 and ch not in "\n\r\t\x1b\x0c")
     if controls > max(8, len(text[:65536]) // 100):
-        raise ParseError("This looks like a binary file (too many control characters); upload a text log or transcript.")
+        raise ParseError(
+            "This looks like a binary file (too many control characters); upload a text log or transcript."
+        )
     return text.replace("\r\n", "\n")
 
 

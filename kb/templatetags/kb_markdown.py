@@ -8,8 +8,28 @@ from django.utils.safestring import SafeString, mark_safe
 register = template.Library()
 
 ALLOWED_TAGS = {
-    "p", "pre", "code", "em", "strong", "ul", "ol", "li", "a", "h1", "h2", "h3", "h4", "blockquote",
-    "hr", "br", "table", "thead", "tbody", "tr", "th", "td",
+    "p",
+    "pre",
+    "code",
+    "em",
+    "strong",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "blockquote",
+    "hr",
+    "br",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
 }
 
 

@@ -30,7 +30,9 @@ TypeError: 'NoneType' object is not iterable
 
 def test_masking_removes_what_differs_between_users():
     msg = "CUDA out of memory. Tried to allocate 4.64 GiB at /root/a/b.py pid=7773 addr 0x7f97c234c290 vllm 0.11.0"
-    assert mask_message(msg) == "CUDA out of memory. Tried to allocate <NUM> GiB at <PATH> pid=<PID> addr <HEX> vllm <VER>"
+    assert (
+        mask_message(msg) == "CUDA out of memory. Tried to allocate <NUM> GiB at <PATH> pid=<PID> addr <HEX> vllm <VER>"
+    )
 
 
 def test_masking_drops_library_boilerplate():
@@ -70,15 +72,21 @@ def test_repeated_rank_output_is_one_error():
 
 
 def test_frames_are_module_and_function_with_site_packages_stripped():
-    assert module_of("/usr/local/lib/python3.11/site-packages/vllm/v1/core/kv_cache_utils.py") == "vllm.v1.core.kv_cache_utils"
+    assert (
+        module_of("/usr/local/lib/python3.11/site-packages/vllm/v1/core/kv_cache_utils.py")
+        == "vllm.v1.core.kv_cache_utils"
+    )
     assert module_of("/home/u/TTRL/verl/verl/trainer/main_ppo.py") == "verl.trainer.main_ppo"
-    assert module_of("C:\\Py\\site-packages\\transformers\\tokenization_utils_fast.py") == "transformers.tokenization_utils_fast"
+    assert (
+        module_of("C:\\Py\\site-packages\\transformers\\tokenization_utils_fast.py")
+        == "transformers.tokenization_utils_fast"
+    )
 
 
 def test_framework_is_guessed_from_frames():
     sig, _ = signature_from_text(
         'Traceback (most recent call last):\n  File "/x/site-packages/trl/trainer/grpo_trainer.py", line 1, in f\n'
-        '  File "/x/site-packages/torch/nn/modules/module.py", line 2, in g\nKeyError: \'solution\''
+        "  File \"/x/site-packages/torch/nn/modules/module.py\", line 2, in g\nKeyError: 'solution'"
     )
     assert sig.framework == "trl"
 

@@ -31,7 +31,9 @@ def test_confusable_cuda_error_is_not_given_the_sm120_fix(samples_kb):
 
 
 def test_expected_grpo_zero_loss_is_explained_not_matched(samples_kb):
-    result = triage_log("{'loss': 0.0, 'grad_norm': 0.31, 'reward': 0.4, 'reward_std': 0.35, 'frac_reward_zero_std': 0.1}")
+    result = triage_log(
+        "{'loss': 0.0, 'grad_norm': 0.31, 'reward': 0.4, 'reward_std': 0.35, 'frac_reward_zero_std': 0.1}"
+    )
     assert result.verdict == "no_match"
     assert any("expected" in n for n in result.notes)
 

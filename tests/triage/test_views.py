@@ -17,7 +17,9 @@ def kb(db):  # type: ignore[no-untyped-def]
 def test_paste_page_works_without_javascript(kb, client):
     page = client.get("/")
     assert page.status_code == 200 and b'action="/"' in page.content
-    resp = client.post("/", {"log": "RuntimeError: CUDA error: no kernel image is available for execution on the device"})
+    resp = client.post(
+        "/", {"log": "RuntimeError: CUDA error: no kernel image is available for execution on the device"}
+    )
     assert resp.status_code == 200
     assert b"Known issue" in resp.content and b"<html" in resp.content
 
@@ -61,7 +63,9 @@ def test_wiki_pages_list_show_and_edit_entries(kb, client):
     entry = Entry.objects.filter(title__contains="no kernel image").first()
     detail = client.get(f"/kb/entries/{entry.pk}/")
     assert b"sm_120" in detail.content
-    client.post(f"/kb/entries/{entry.pk}/edit/", {"title": entry.title, "remedy_markdown": "Upgrade torch to a cu128 build."})
+    client.post(
+        f"/kb/entries/{entry.pk}/edit/", {"title": entry.title, "remedy_markdown": "Upgrade torch to a cu128 build."}
+    )
     entry.refresh_from_db()
     assert entry.remedy_markdown == "Upgrade torch to a cu128 build."
 
@@ -79,7 +83,9 @@ def test_upload_page_refuses_binary_and_shows_progress_for_text(db, client, djan
     bad = client.post("/upload/", {"file": SimpleUploadedFile("x.bin", b"\x00" * 300)})
     assert bad.status_code == 400 and b"binary" in bad.content
     with django_capture_on_commit_callbacks(execute=True):
-        ok = client.post("/upload/", {"file": SimpleUploadedFile("n.txt", (ROOT / "samples" / "swift_grpo_notes.txt").read_bytes())})
+        ok = client.post(
+            "/upload/", {"file": SimpleUploadedFile("n.txt", (ROOT / "samples" / "swift_grpo_notes.txt").read_bytes())}
+        )
     assert ok.status_code == 302
     status = client.get(ok["Location"], HTTP_HX_REQUEST="true")
     assert b"done" in status.content and b"<html" not in status.content

