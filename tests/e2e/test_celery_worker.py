@@ -6,10 +6,10 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
+import redis
 from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -27,10 +27,21 @@ def redis_url() -> str:
     return url
 
 
+def _drop_connections() -> None:
+    """The app caches its broker connection pool; after changing the broker it must be rebuilt."""
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def worker(redis_url: str, settings, tmp_path: Path):  # type: ignore[no-untyped-def]
     require(connection.vendor == "postgresql", "the worker shares the test database, which needs PostgreSQL")
-    queue = f"fixbase-test-{uuid.uuid4().hex[:8]}"
+    # The app's routing caches the default queue at first use, so the worker consumes that one;
+    # Redis database 15 is the tests' own, emptied first.
+    queue = app.conf.task_default_queue
+    redis.Redis.from_url(redis_url).delete(queue)
     db = connection.settings_dict
     env = {
         **os.environ,
@@ -38,7 +49,6 @@ def worker(redis_url: str, settings, tmp_path: Path):  # type: ignore[no-untyped
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "FIXBASE_DATA_DIR": str(tmp_path),
         "FIXBASE_EMBEDDER": "fake",
-        "FIXBASE_CELERY_QUEUE": queue,
     }
     settings.MEDIA_ROOT = tmp_path / "media"
     proc = subprocess.Popen(
@@ -49,13 +59,17 @@ def worker(redis_url: str, settings, tmp_path: Path):  # type: ignore[no-untyped
         stderr=subprocess.STDOUT,
         text=True,
     )
-    keys = ("broker_url", "result_backend", "task_always_eager", "task_default_queue")
-    old = {k: app.conf[k] for k in keys}
-    app.conf.update(broker_url=redis_url, result_backend=redis_url, task_always_eager=False, task_default_queue=queue)
+    # The app was configured from Django settings (CELERY_ namespace): override both spellings.
+    new = {"broker_url": redis_url, "result_backend": redis_url, "task_always_eager": False}
+    new.update({f"CELERY_{k.upper()}": v for k, v in list(new.items())})
+    old = {k: app.conf.get(k) for k in new}
+    app.conf.update(new)
+    _drop_connections()
     try:
         yield proc
     finally:
-        app.conf.update(**old)
+        app.conf.update(old)
+        _drop_connections()
         proc.terminate()
         try:
             proc.wait(timeout=20)
@@ -81,8 +95,8 @@ def test_upload_is_processed_by_a_real_worker_over_redis(worker, django_user_mod
             break
         assert worker.poll() is None, worker.stdout.read() if worker.stdout else "worker died"
         time.sleep(0.5)
-    assert status.get("status") == "done", status
-    assert status["entries_created"] == 7
     worker.terminate()
     log = worker.communicate(timeout=30)[0]
+    assert status.get("status") == "done", (status, log[-3000:])
+    assert status["entries_created"] == 7
     assert "ingest.tasks.ingest_document" in log and "succeeded" in log
