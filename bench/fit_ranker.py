@@ -140,6 +140,15 @@ def collect(dev: bool) -> list[Group]:
                 groups.append(
                     group(f"{qfile.parent.name}:{q.id}", q.log, lambda pk, q=q: is_hit(sources[pk], q), q.has_match)
                 )
+    heldout = ROOT / "bench" / "data" / "heldout"
+    if (heldout / "corpus").exists():
+        entries, sources = load_kb([heldout / "corpus"])
+        for qfile, tag in (
+            (heldout / "queries.jsonl", "heldout"),
+            (heldout / "long" / "queries.jsonl", "heldout-long"),
+        ):
+            for q in load_queries(qfile):
+                groups.append(group(f"{tag}:{q.id}", q.log, lambda pk, q=q: is_hit(sources[pk], q), q.has_match))
     # The hard cases were written against the project's samples with remedies (not the raw log).
     entries, sources = load_kb([p for p in sorted((ROOT / "samples").iterdir()) if p.name != "raw_train.log"])
     for line in (ROOT / "tests" / "data" / "hard_cases" / "cases.jsonl").read_text().splitlines():
@@ -187,6 +196,21 @@ def main() -> None:
         for qid, right, said_match, known in loo_rows:
             if (known and (not right or not said_match)) or (not known and said_match):
                 print(f"  miss: {qid} top1_right={right} said_match={said_match}")
+        # Across query sets: fit on the others, judge each set as if it were new problems.
+        sets = sorted({g.qid.split(":", 1)[0].removesuffix("-long") for g in groups})
+        for name in sets:
+            train = [g for g in groups if g.qid.split(":", 1)[0].removesuffix("-long") != name and len(g.y)]
+            test = [g for g in groups if g.qid.split(":", 1)[0].removesuffix("-long") == name]
+            w, b = fit_logistic(np.vstack([h.X for h in train]), np.concatenate([h.y for h in train]), args.l2)
+            t = best_threshold(top1(train, lambda h, w=w, b=b: prob(h.X, w, b)))
+            rows = top1(test, lambda h, w=w, b=b: prob(h.X, w, b))
+            kn = [r for r in rows if r[2]]
+            un = [r for r in rows if not r[2]]
+            print(
+                f"trained without {name:8s}: on {name}: Hit@1={sum(r[0] for r in kn) / max(1, len(kn)):.3f} "
+                f"no_match(known)={sum(r[1] < t for r in kn) / max(1, len(kn)):.3f} "
+                f"no_match(unknown)={sum(r[1] < t for r in un) / max(1, len(un)):.3f} (threshold {t:.3f})"
+            )
         w, b = fit_logistic(X, y, args.l2)
         t = best_threshold(top1(groups, lambda h: prob(h.X, w, b)))
         weights = {f: round(float(v), 4) for f, v in zip(FEATURES, w, strict=True)}

@@ -55,7 +55,7 @@ class DocumentUploadApi(APIView):
             return Response({"file": ["Send the document as a multipart field named 'file'."]}, status=400)
         try:
             fmt = str(request.data.get("format", "")) if isinstance(request.data, dict) else ""
-            submitted = document_submit(upload.name or "upload.txt", upload.read(), fmt)
+            submitted = document_submit(upload.name or "upload.txt", upload.chunks(), fmt)
         except IngestError as exc:
             logger.info("upload refused: %s", exc)
             return Response({"file": [str(exc)]}, status=400)

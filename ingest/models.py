@@ -24,6 +24,11 @@ class Document(models.Model):
     entries_parsed = models.PositiveIntegerField(default=0)
     entries_created = models.PositiveIntegerField(default=0)
     entries_embedded = models.PositiveIntegerField(default=0)
+    entries_grouped = models.PositiveIntegerField(default=0, help_text="Problems added to an existing entry.")
+    secrets_redacted = models.PositiveIntegerField(default=0)
+    bytes_scanned = models.PositiveBigIntegerField(default=0)
+    claimed_by = models.CharField(max_length=200, blank=True, help_text="Worker processing it.")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,19 +1,35 @@
-"""Ingest documents: store the upload, parse it, write entries to the knowledge base."""
+"""Ingest documents: store the upload (secrets removed), parse it, write entries to the kb."""
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import logging
+import os
+import socket
+import tempfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
 
-from django.core.files.base import ContentFile
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from ingest.models import Document
-from ingest.parsers import ParseError, decode_document, parse_document
-from kb.services import NewEntry, entries_create, entries_embed
+from ingest.parsers import FORMATS, Candidate, ParseError, decode_document, parse_document
+from ingest.parsers.detect import looks_binary
+from ingest.parsers.rawlog import candidates_from_stream
+from ingest.parsers.stream import open_log
+from kb.redact import redact
+from kb.services import NewEntry, entries_ingest
 
 logger = logging.getLogger("fixbase.ingest")
+
+STREAM_THRESHOLD = 16 << 20  # larger documents are scanned as logs, in bounded memory
+REDACT_BATCH = 4 << 20
 
 
 class IngestError(ValueError):
@@ -26,86 +42,220 @@ class Submitted:
     created: bool  # False when the same content was already uploaded
 
 
-def document_submit(filename: str, data: bytes, requested_format: str = "") -> Submitted:
-    """Validate and store an upload. Identical content is recognised by its hash.
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
 
-    Validation happens before anything is written: an empty or binary file raises
-    IngestError and leaves no document behind.
+
+def _media_dir() -> Path:
+    path = Path(settings.MEDIA_ROOT) / "documents"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _sniff_encoding(sample: bytes) -> str:
+    for encoding in ("utf-8", "gb18030"):
+        try:
+            # A multi-byte character may be cut at the end of the sample.
+            codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
+            return encoding
+        except UnicodeDecodeError:
+            continue
+    return "latin-1"
+
+
+def _redacted_lines(raw: Path, encoding: str) -> Iterator[tuple[str, int]]:
+    """Decoded text of the stored upload in batches of whole lines, secrets removed."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    pending = ""
+    with open_log(raw) as fh:
+        while True:
+            chunk = fh.read(REDACT_BATCH)
+            text = pending + decoder.decode(chunk, final=not chunk)
+            if chunk:
+                cut = text.rfind("\n") + 1
+                text, pending = text[:cut], text[cut:]
+            out = redact(text.replace("\r\n", "\n"), mask_hosts=settings.FIXBASE_MASK_HOSTS)
+            yield out.text, out.count
+            if not chunk:
+                return
+
+
+def document_submit(filename: str, chunks: Iterable[bytes], requested_format: str = "") -> Submitted:
+    """Validate and store an upload with its secrets removed; identical content is recognised.
+
+    1. Stream the bytes to a temporary file, hashing and counting them (over the limit: refused).
+    2. Same hash as a stored document: return that one.
+    3. Refuse empty and binary files (gzip is opened first).
+    4. Write the decoded text with secrets redacted: the original never stays on disk.
+    Any refusal raises IngestError and leaves nothing behind.
     """
-    from django.conf import settings
-
-    if len(data) > settings.FIXBASE_MAX_UPLOAD_BYTES:
-        raise IngestError(f"The file is {len(data)} bytes; the limit is {settings.FIXBASE_MAX_UPLOAD_BYTES}.")
+    if requested_format and requested_format not in FORMATS:
+        raise IngestError(f"Unknown format {requested_format!r}; expected one of {', '.join(FORMATS)}.")
+    media = _media_dir()
+    digest = hashlib.sha256()
+    size = 0
+    fd, tmp_name = tempfile.mkstemp(dir=media, prefix=".upload-")
+    tmp = Path(tmp_name)
     try:
-        decode_document(data)
-    except ParseError as exc:
-        raise IngestError(str(exc)) from exc
-    if requested_format:
-        from ingest.parsers import FORMATS
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                size += len(chunk)
+                if size > settings.FIXBASE_MAX_UPLOAD_BYTES:
+                    raise IngestError(f"The file is larger than the {settings.FIXBASE_MAX_UPLOAD_BYTES} byte limit.")
+                digest.update(chunk)
+                out.write(chunk)
+        content_hash = digest.hexdigest()
+        existing = Document.objects.filter(content_hash=content_hash).first()
+        if existing is not None:
+            return Submitted(existing, created=False)
+        try:
+            with open_log(tmp) as fh:
+                head = fh.read(65536)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise IngestError(f"The gzip file is damaged: {exc}.") from exc
+        if not head.strip():
+            raise IngestError("The file is empty.")
+        if looks_binary(head):
+            raise IngestError("This looks like a binary file, not a log or a transcript; upload text (or .gz of text).")
+        safe_name = filename.replace("\\", "/").rsplit("/", 1)[-1][:200] or "upload.txt"
+        stored_name = f"{content_hash[:16]}-{safe_name.removesuffix('.gz')}"
+        secrets = 0
+        try:
+            with open(media / stored_name, "w", encoding="utf-8") as out_text:
+                for text, count in _redacted_lines(tmp, _sniff_encoding(head)):
+                    out_text.write(text)
+                    secrets += count
+        except (OSError, EOFError, zlib.error) as exc:
+            (media / stored_name).unlink(missing_ok=True)
+            raise IngestError(f"The file could not be read: {exc}.") from exc
+        with transaction.atomic():
+            doc = Document.objects.create(
+                filename=safe_name,
+                content_hash=content_hash,
+                size=size,
+                file=f"documents/{stored_name}",
+                requested_format=requested_format,
+                secrets_redacted=secrets,
+            )
+        return Submitted(doc, created=True)
+    finally:
+        tmp.unlink(missing_ok=True)
 
-        if requested_format not in FORMATS:
-            raise IngestError(f"Unknown format {requested_format!r}; expected one of {', '.join(FORMATS)}.")
-    digest = hashlib.sha256(data).hexdigest()
-    existing = Document.objects.filter(content_hash=digest).first()
-    if existing is not None:
-        return Submitted(existing, created=False)
-    safe_name = filename.replace("\\", "/").rsplit("/", 1)[-1][:200] or "upload.txt"
-    with transaction.atomic():
-        doc = Document(filename=safe_name, content_hash=digest, size=len(data), requested_format=requested_format)
-        doc.file.save(f"{digest[:16]}-{safe_name}", ContentFile(data), save=False)
-        doc.save()
-    return Submitted(doc, created=True)
+
+def document_submit_path(path: Path, requested_format: str = "") -> Submitted:
+    def chunks() -> Iterator[bytes]:
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                yield block
+
+    return document_submit(path.name, chunks(), requested_format)
+
+
+def document_claim(document_id: int) -> bool:
+    """Mark a document as being processed by this worker; False when it is already done."""
+    return bool(
+        Document.objects.filter(pk=document_id)
+        .exclude(status=Document.Status.DONE)
+        .update(status=Document.Status.PROCESSING, error="", claimed_by=worker_name(), heartbeat_at=timezone.now())
+    )
+
+
+def _progress(document_id: int) -> Callable[[int], None]:
+    last = [timezone.now()]
+
+    def report(scanned: int) -> None:
+        now = timezone.now()
+        if now - last[0] >= timedelta(seconds=1):
+            Document.objects.filter(pk=document_id).update(bytes_scanned=scanned, heartbeat_at=now)
+            last[0] = now
+
+    return report
+
+
+def document_parse(doc: Document) -> tuple[str, list[Candidate]]:
+    path = Path(doc.file.path)
+    if path.stat().st_size > STREAM_THRESHOLD and doc.requested_format in ("", "log"):
+        return "log", candidates_from_stream(path, on_progress=_progress(doc.pk))
+    return parse_document(decode_document(path.read_bytes()), doc.requested_format)
 
 
 def document_process(document_id: int) -> Document:
-    """Parse a stored document and write its entries. Safe to run again on the same document.
+    """Parse a stored document and write its entries; safe to run again on the same document.
 
-    1. Mark it processing. 2. Decode and parse it. 3. Create entries and occurrences in one
-    transaction (a span already stored is skipped). 4. Embed them and update the index.
-    5. Mark it done, or failed with the error.
+    1. Claim it (processing, this worker, a heartbeat). 2. Parse it (big logs are streamed).
+    3. In one transaction, under a row lock so two workers cannot both do it: store entries,
+    occurrences and embeddings and mark the document done. A worker that dies before the
+    commit leaves no entry behind, and the document is picked up again (`documents_requeue_stale`).
     """
+    if not document_claim(document_id):
+        return Document.objects.get(pk=document_id)
     doc = Document.objects.get(pk=document_id)
-    if doc.status == Document.Status.DONE:
-        return doc
-    Document.objects.filter(pk=doc.pk).update(status=Document.Status.PROCESSING, error="")
     try:
-        with doc.file.open("rb") as fh:
-            text = decode_document(fh.read())
-        fmt, candidates = parse_document(text, doc.requested_format)
-        created = entries_create(
-            [
-                NewEntry(
-                    title=c.title,
-                    problem_text=c.problem_text,
-                    remedy_markdown=c.remedy_markdown,
-                    filename=doc.filename,
-                    document_id=doc.pk,
-                    line_start=c.line_start,
-                    line_end=c.line_end,
-                    problem_start=c.problem_start,
-                    problem_end=c.problem_end,
-                )
-                for c in candidates
-            ]
-        )
-        embedded = entries_embed([e.pk for e in created]) if created else 0
+        fmt, candidates = document_parse(doc)
     except ParseError as exc:
         Document.objects.filter(pk=doc.pk).update(status=Document.Status.FAILED, error=str(exc))
         doc.refresh_from_db()
         return doc
-    Document.objects.filter(pk=doc.pk).update(
-        status=Document.Status.DONE,
-        format=fmt,
-        entries_parsed=len(candidates),
-        entries_created=len(created),
-        entries_embedded=embedded,
-    )
+    Document.objects.filter(pk=doc.pk).update(entries_parsed=len(candidates), bytes_scanned=doc.size)
+    items = [
+        NewEntry(
+            title=c.title,
+            problem_text=c.problem_text,
+            remedy_markdown=c.remedy_markdown,
+            filename=doc.filename,
+            document_id=doc.pk,
+            line_start=c.line_start,
+            line_end=c.line_end,
+            problem_start=c.problem_start,
+            problem_end=c.problem_end,
+        )
+        for c in candidates
+    ]
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=doc.pk)
+        if locked.status == Document.Status.DONE:
+            return locked
+        outcome = entries_ingest(items)
+        Document.objects.filter(pk=doc.pk).update(
+            status=Document.Status.DONE,
+            format=fmt,
+            entries_parsed=len(candidates),
+            entries_created=len(outcome.created),
+            entries_grouped=len(outcome.grouped),
+            entries_embedded=outcome.embedded,
+            claimed_by="",
+        )
     doc.refresh_from_db()
-    logger.info("ingested %s: %d candidates, %d new entries", doc.filename, len(candidates), len(created))
+    logger.info(
+        "ingested %s: %d candidates, %d new entries, %d grouped",
+        doc.filename,
+        len(candidates),
+        len(outcome.created),
+        len(outcome.grouped),
+    )
     return doc
 
 
 def document_mark_failed(document_id: int, error: str) -> None:
     Document.objects.filter(pk=document_id).exclude(status=Document.Status.DONE).update(
-        status=Document.Status.FAILED, error=error[:2000]
+        status=Document.Status.FAILED, error=error[:2000], claimed_by=""
     )
+
+
+def documents_requeue_stale(worker_prefix: str, stale_after: timedelta) -> list[int]:
+    """Documents a dead worker left behind: processing with no heartbeat for `stale_after`, or
+    claimed by an earlier process on this host (a restarted worker), or queued for that long."""
+    now = timezone.now()
+    stale = Document.objects.filter(status=Document.Status.PROCESSING, heartbeat_at__lt=now - stale_after)
+    mine = Document.objects.filter(status=Document.Status.PROCESSING, claimed_by__startswith=worker_prefix).exclude(
+        claimed_by=worker_name()
+    )
+    waiting = Document.objects.filter(status=Document.Status.QUEUED, updated_at__lt=now - stale_after)
+    ids = sorted(
+        set(stale.values_list("pk", flat=True))
+        | set(mine.values_list("pk", flat=True))
+        | set(waiting.values_list("pk", flat=True))
+    )
+    if ids:
+        Document.objects.filter(pk__in=ids).update(status=Document.Status.QUEUED, claimed_by="")
+    return ids

@@ -28,7 +28,7 @@ def upload_view(request: HttpRequest) -> HttpResponse:
         context["error"] = "Choose a file to upload."
         return render(request, "ingest/upload.html", context, status=400)
     try:
-        submitted = document_submit(upload.name or "upload.txt", upload.read(), request.POST.get("format", ""))
+        submitted = document_submit(upload.name or "upload.txt", upload.chunks(), request.POST.get("format", ""))
     except IngestError as exc:
         logger.info("upload refused: %s", exc)
         context["error"] = str(exc)

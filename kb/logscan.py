@@ -16,7 +16,7 @@ TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?
 PREFIX_RES = (
     re.compile(r"^\[rank\d+\]:\s?"),
     re.compile(r"^\[default\d+\]:\s?"),
-    re.compile(r"^\((?:[\w.]+\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)\s?"),
+    re.compile(r"^\((?:[\w.\-]+\s+)?(?:[\w.\-]+=[^\s,)]+[,\s]+)*pid=\d+[^)]{0,80}\)\s?"),
     re.compile(r"^[\w.-]+-\d+\s+\|\s"),
     re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),
     re.compile(r"^[\w.-]+:\d+:\d+ \[\d+\] "),
@@ -240,6 +240,10 @@ class _Scanner:
             return True
         if RAY_SECTION_RE.match(t) and i + 1 < len(self.logical) and FRAME_RE.match(self.text(i + 1)):
             return True
+        # A wrapper such as RayTaskError(X): ray::Actor.method() followed by the frames it wraps.
+        exc = _match_exception(t)
+        if exc and exc.group("inner") and self._frames_follow(i + 1):
+            return True
         # A paste that starts mid-traceback: indented code lines, then a frame.
         if t.startswith("  ") and t.strip():
             j = i + 1
@@ -343,6 +347,8 @@ class _Scanner:
                 or _match_exception(t)
                 or s.startswith("Set the environment variable HYDRA_FULL_ERROR")
                 or SHELL_LINE_RE.match(s)
+                or s.startswith(("{'", '{"'))
+                or TQDM_RE.search(s)
             ):
                 break
             if _is_symptom(t) or any(

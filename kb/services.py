@@ -12,7 +12,8 @@ from django.db.models import F
 
 from kb.embedding import get_embedder
 from kb.models import Embedding, Entry, KbState, Occurrence
-from kb.signature import compact_text, signature_from_text
+from kb.redact import redact
+from kb.signature import Signature, compact_text, signature_from_text
 from kb.vector_index import IndexMeta, get_index
 
 logger = logging.getLogger("fixbase.kb")
@@ -41,50 +42,132 @@ def kb_version_bump() -> None:
         KbState.objects.get_or_create(pk=1, defaults={"version": 1})
 
 
-def entries_create(items: list[NewEntry]) -> list[Entry]:
-    """Store entries with their signature and provenance, in one transaction.
+@dataclass(frozen=True)
+class Prepared:
+    item: NewEntry
+    sig: Signature
+    text: str  # the compact signature text that is embedded
 
-    A pair already stored from the same document span is not stored again, so re-running an
-    ingest changes nothing.
+
+@dataclass(frozen=True)
+class IngestOutcome:
+    created: tuple[int, ...]  # new entry pks
+    grouped: tuple[int, ...]  # existing entry pks that gained an occurrence
+    embedded: int
+
+
+def entries_prepare(items: list[NewEntry]) -> list[Prepared]:
+    """Signatures and embedding texts of new problems (pure computation, no writes)."""
+    out = []
+    for item in items:
+        sig, _ = signature_from_text(item.problem_text)
+        out.append(Prepared(item=item, sig=sig, text=compact_text(sig)))
+    return out
+
+
+def entry_group_for(sig: Signature) -> Entry | None:
+    """An existing entry this problem is another occurrence of: the same fingerprint (exception
+    and masked message) and, when both have frames, a shared frame near the raise."""
+    if sig.kind == "text" or not sig.message:
+        return None
+    for entry in Entry.objects.filter(fingerprint=sig.fingerprint, exc_type=sig.exc_type[:200], pattern=sig.pattern):
+        if not sig.frames or not entry.frames or set(sig.frames[:3]) & set(entry.frames[:3]):
+            return entry
+    return None
+
+
+def entries_ingest(items: list[NewEntry]) -> IngestOutcome:
+    """Store problems as entries (or as occurrences of entries they repeat), all or nothing.
+
+    1. Skip spans already stored from the same document (re-running an ingest changes nothing).
+    2. Compute signatures and embeddings before opening the transaction.
+    3. In one transaction: group each problem with a matching entry or create a new entry with
+       its occurrence and embedding; bump the kb version.
+    4. Add the new vectors to the FAISS index (a cache the database can rebuild).
     """
+    fresh = [
+        i
+        for i in items
+        if i.document_id is None
+        or not Occurrence.objects.filter(document_id=i.document_id, line_start=i.line_start).exists()
+    ]
+    prepared = entries_prepare(fresh)
+    embedder = get_embedder()
+    vectors = embedder.encode([p.text for p in prepared]) if prepared else np.zeros((0, embedder.dim), np.float32)
     created: list[Entry] = []
+    created_vectors: list[np.ndarray] = []
+    grouped: list[int] = []
     with transaction.atomic():
-        for item in items:
+        for p, vec in zip(prepared, vectors, strict=True):
+            item = p.item
             if (
                 item.document_id is not None
                 and Occurrence.objects.filter(document_id=item.document_id, line_start=item.line_start).exists()
             ):
                 continue
-            sig, _ = signature_from_text(item.problem_text)
-            entry = Entry.objects.create(
-                title=item.title[:300],
-                problem_excerpt=item.problem_text[:EXCERPT_LIMIT],
-                exc_type=sig.exc_type[:200],
-                message=sig.message,
-                raw_message=sig.raw_message,
-                frames=list(sig.frames),
-                context=list(sig.context),
-                kind=sig.kind,
-                pattern=sig.pattern,
-                framework=sig.framework,
-                fingerprint=sig.fingerprint,
-                signature_text=compact_text(sig),
-                remedy_markdown=item.remedy_markdown,
-            )
-            Occurrence.objects.create(
-                entry=entry,
-                document_id=item.document_id,
-                filename=item.filename[:500],
-                line_start=item.line_start,
-                line_end=item.line_end,
-                problem_start=item.problem_start,
-                problem_end=item.problem_end,
-                remedy_markdown=item.remedy_markdown,
-            )
-            created.append(entry)
-        if created:
+            entry = entry_group_for(p.sig)
+            if entry is not None:
+                if not entry.remedy_markdown.strip() and item.remedy_markdown.strip():
+                    entry.remedy_markdown = item.remedy_markdown
+                    entry.save(update_fields=["remedy_markdown", "updated_at"])
+                grouped.append(entry.pk)
+            else:
+                entry = _entry_create(p)
+                Embedding.objects.create(
+                    entry=entry,
+                    model_name=embedder.name,
+                    dim=embedder.dim,
+                    vector=vec.astype(np.float32).tobytes(),
+                    text_sha1=_sha1(p.text),
+                )
+                created.append(entry)
+                created_vectors.append(vec)
+            _occurrence_create(entry, item)
+        if created or grouped:
             kb_version_bump()
-    return created
+    if created:
+        # Written even if an outer transaction later rolls back: the index is a cache, and a
+        # vector whose entry does not exist is ignored by triage (and dropped by rebuild_index).
+        _index_add([e.pk for e in created], np.vstack(created_vectors))
+    return IngestOutcome(tuple(e.pk for e in created), tuple(grouped), len(created))
+
+
+def _entry_create(p: Prepared) -> Entry:
+    sig, item = p.sig, p.item
+    return Entry.objects.create(
+        title=item.title[:300],
+        problem_excerpt=item.problem_text[:EXCERPT_LIMIT],
+        exc_type=sig.exc_type[:200],
+        message=sig.message,
+        raw_message=sig.raw_message,
+        frames=list(sig.frames),
+        context=list(sig.context),
+        kind=sig.kind,
+        pattern=sig.pattern,
+        framework=sig.framework,
+        fingerprint=sig.fingerprint,
+        signature_text=p.text,
+        remedy_markdown=item.remedy_markdown,
+    )
+
+
+def _occurrence_create(entry: Entry, item: NewEntry) -> Occurrence:
+    return Occurrence.objects.create(
+        entry=entry,
+        document_id=item.document_id,
+        filename=item.filename[:500],
+        line_start=item.line_start,
+        line_end=item.line_end,
+        problem_start=item.problem_start,
+        problem_end=item.problem_end,
+        remedy_markdown=item.remedy_markdown,
+    )
+
+
+def _index_add(ids: list[int], vectors: np.ndarray) -> None:
+    embedder = get_embedder()
+    if get_index().upsert(ids, vectors, embedder.name, embedder.dim) is None:
+        index_rebuild(embed_missing=False)
 
 
 def _sha1(text: str) -> str:
@@ -116,10 +199,8 @@ def entries_embed(entry_ids: list[int] | None = None) -> int:
                         "text_sha1": _sha1(entry.signature_text),
                     },
                 )
-        meta = get_index().upsert([e.pk for e in todo], vectors, embedder.name, embedder.dim)
-        if meta is None:
-            index_rebuild(embed_missing=False)
-        kb_version_bump()
+            kb_version_bump()
+        _index_add([e.pk for e in todo], vectors)
     elif get_index().meta() is None:
         index_rebuild(embed_missing=False)
     return len(todo)
@@ -154,9 +235,10 @@ def entry_create_from_paste(log: str, title: str = "") -> Entry:
     """A pasted log with no known match becomes a "needs a fix" entry the team fills in later."""
     from kb.signature import signature_from_text
 
+    log = redact(log).text
     sig, _ = signature_from_text(log)
     n_lines = max(1, len(log.splitlines()))
-    created = entries_create(
+    outcome = entries_ingest(
         [
             NewEntry(
                 title=title or sig.headline[:200] or "Pasted log",
@@ -171,5 +253,4 @@ def entry_create_from_paste(log: str, title: str = "") -> Entry:
             )
         ]
     )
-    entries_embed([e.pk for e in created])
-    return created[0]
+    return Entry.objects.get(pk=(outcome.created or outcome.grouped)[0])

@@ -143,7 +143,9 @@ MESSAGE_FRAMEWORK_HINTS = (
 
 EXCEPTION_PARENTS = {
     "OutOfMemoryError": "RuntimeError",
-    "DistBackendError": "RuntimeError",
+    "DistBackendError": "DistError",
+    "DistNetworkError": "DistError",
+    "DistStoreError": "DistError",
     "DistError": "RuntimeError",
     "NotImplementedError": "RuntimeError",
     "ModuleNotFoundError": "ImportError",

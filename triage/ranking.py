@@ -21,7 +21,19 @@ from pathlib import Path
 
 from kb.signature import Signature, exception_relation, tokenize
 
-FEATURES = ("msg_cos", "ctx_cos", "type_rel", "frame_sim", "coverage", "dense", "fingerprint", "framework")
+FEATURES = (
+    "msg_cos",
+    "ctx_cos",
+    "type_rel",
+    "frame_sim",
+    "coverage",
+    "dense",
+    "fingerprint",
+    "framework",
+    "msg_cover_entry",
+    "msg_margin",
+    "dense_margin",
+)
 WEIGHTS_PATH = Path(__file__).with_name("ranker_weights.json")
 FRAME_DECAY = 0.35
 VERSION_TOKEN_RE = re.compile(r"(?<![\w.])\d+\.\d+\.\d+(?![\w.])")
@@ -207,7 +219,32 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float) -> dict[str, 
         "dense": max(0.0, dense),
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint else 0.0,
         "framework": 1.0 if sig.framework and sig.framework == doc.framework else 0.0,
+        "msg_cover_entry": message_cover(doc.msg_tokens, list(query.msg_tokens) + list(query.ctx_tokens), corpus),
     }
+
+
+def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corpus: Corpus) -> float:
+    """IDF-weighted share of the entry's message words found in the query's errors.
+
+    High when the pasted error contains the known error (numbers aside); low when the two only
+    share boilerplate such as "NCCL error in ... NCCL version".
+    """
+    uniq = set(entry_tokens)
+    if not uniq:
+        return 0.0
+    have = set(query_tokens)
+    total = sum(corpus.idf(corpus.msg_df, t) for t in uniq)
+    return sum(corpus.idf(corpus.msg_df, t) for t in uniq if t in have) / total if total else 0.0
+
+
+def add_margins(cands: list[tuple[Doc, dict[str, float]]]) -> None:
+    """How far each candidate is ahead of the best other one: a clear winner is more
+    believable than the best of several equally weak look-alikes. Entries with the same
+    fingerprint are the same error seen twice, not competitors."""
+    for name, margin in (("msg_cos", "msg_margin"), ("dense", "dense_margin")):
+        for doc, feats in cands:
+            others = [f[name] for d, f in cands if d.id != doc.id and d.fingerprint != doc.fingerprint]
+            feats[margin] = feats[name] - (max(others) if others else 0.0)
 
 
 def rank_candidates(
@@ -227,14 +264,15 @@ def rank_candidates(
     ids: set[int] = {i for i, _ in dense_hits if i in corpus.docs}
     ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
     ids.update(d.id for d in corpus.docs.values() if d.fingerprint == query.sig.fingerprint)
-    out = []
-    for doc_id in ids:
+    scored: list[tuple[Doc, dict[str, float]]] = []
+    for doc_id in sorted(ids):
         doc = corpus.docs[doc_id]
         if query.sig.kind == "metric" and (doc.kind != "metric" or doc.pattern != query.sig.pattern):
             # A metrics anomaly is identified by its pattern alone; the words of two
             # different anomalies (loss, reward, std...) overlap without meaning anything.
             continue
-        feats = features(query, doc, corpus, dense_of(doc_id))
-        out.append(Candidate(doc_id=doc_id, features=feats, score=model.probability(feats)))
+        scored.append((doc, features(query, doc, corpus, dense_of(doc_id))))
+    add_margins(scored)
+    out = [Candidate(doc_id=d.id, features=f, score=model.probability(f)) for d, f in scored]
     out.sort(key=lambda c: (-c.score, c.doc_id))
     return out

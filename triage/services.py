@@ -10,6 +10,7 @@ import numpy as np
 
 from kb.embedding import get_embedder
 from kb.logscan import ErrorBlock
+from kb.redact import redact
 from kb.signature import RootChoice, Signature, compact_text, signature_from_text
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
@@ -65,6 +66,7 @@ def match_threshold() -> float:
 def triage_log(text: str, top_k: int = 5) -> TriageResult:
     """1. Scan the log and choose the root error; 2. embed its compact signature;
     3. gather and score candidates; 4. verdict by the calibrated score of the best one."""
+    text = redact(text).text  # a pasted secret is never echoed back, stored or embedded
     sig, choice = signature_from_text(text)
     query = query_from_signature(sig, extra_text=text if choice.root is None else "")
     snap = get_snapshot()

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 from ingest.parsers.base import Candidate
 from ingest.parsers.common import title_for
+from ingest.parsers.stream import iter_windows, open_log
 from kb.logscan import scan_log
-from kb.signature import dedupe_blocks, select_root
+from kb.signature import dedupe_blocks, mask_message, select_root
 
 CONTEXT_LINES = 3
 
 
-def parse_rawlog(text: str) -> list[Candidate]:
+def parse_rawlog(text: str, offset: int = 0) -> list[Candidate]:
+    """Candidates of a log held in memory; `offset` shifts line numbers (for windows of a file)."""
     lines = text.splitlines()
     blocks = dedupe_blocks(scan_log(text))
     # Each informative failure is a candidate; symptoms and warnings are context of one.
@@ -29,11 +34,28 @@ def parse_rawlog(text: str) -> list[Candidate]:
                 title=title_for(problem),
                 problem_text=problem,
                 remedy_markdown="",
-                line_start=start,
-                line_end=end,
-                problem_start=start,
-                problem_end=end,
+                line_start=start + offset,
+                line_end=end + offset,
+                problem_start=start + offset,
+                problem_end=end + offset,
             )
         )
         last_end = end
+    return out
+
+
+def candidates_from_stream(path: Path, on_progress: Callable[[int], None] | None = None) -> list[Candidate]:
+    """Candidates of a log of any size: windows around failures, one candidate per distinct one."""
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    with open_log(path) as fh:
+        for window in iter_windows(fh):
+            for cand in parse_rawlog(window.text, offset=window.first_line - 1):
+                key = mask_message(cand.title).lower()
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append(cand)
+            if on_progress is not None:
+                on_progress(fh.tell() if hasattr(fh, "tell") else 0)
     return out

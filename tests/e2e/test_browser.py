@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.services import document_process, document_submit
+from ingest.services import document_process, document_submit_path
 from tests.conftest import ROOT, require
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,7 +25,7 @@ def page(live_server):  # type: ignore[no-untyped-def]
     from playwright.sync_api import sync_playwright
 
     for path in sorted((ROOT / "samples").iterdir()):
-        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+        document_process(document_submit_path(path).document.pk)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=str(CHROMIUM),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.services import document_process, document_submit
+from ingest.services import document_process, document_submit_path
 from kb.embedding import get_embedder
 from tests.conftest import NOTES_SAMPLE, ROOT, SM120_SAMPLE, shared_sample
 from triage.services import triage_log
@@ -33,7 +33,7 @@ def test_tinyzero_sm120_traceback_from_the_transcript_finds_its_entry_first(real
     transcript = shared_sample(SM120_SAMPLE)
     paths = [transcript, shared_sample(NOTES_SAMPLE), *sorted((ROOT / "samples").iterdir())]
     for path in paths:
-        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+        document_process(document_submit_path(path).document.pk)
     lines = transcript.read_text(encoding="utf-8").splitlines()
     pasted = "\n".join(lines[374:607])  # the user's log in the turn that starts on line 373
     assert "no kernel image is available" in pasted

@@ -14,7 +14,7 @@ NOTES = (ROOT / "samples" / "swift_grpo_notes.txt").read_bytes()
 
 @pytest.mark.django_db
 def test_ingest_stores_entries_with_provenance_and_indexes_them():
-    doc = document_process(document_submit("swift_grpo_notes.txt", NOTES).document.pk)
+    doc = document_process(document_submit("swift_grpo_notes.txt", [NOTES]).document.pk)
     assert doc.status == "done" and doc.format == "notes"
     assert doc.entries_created == Entry.objects.count() == 7
     occ = Occurrence.objects.order_by("line_start").first()
@@ -26,10 +26,10 @@ def test_ingest_stores_entries_with_provenance_and_indexes_them():
 
 @pytest.mark.django_db
 def test_reingesting_the_same_file_changes_nothing():
-    first = document_submit("notes.txt", NOTES)
+    first = document_submit("notes.txt", [NOTES])
     document_process(first.document.pk)
     before = (Document.objects.count(), Entry.objects.count(), Occurrence.objects.count(), get_index().meta())
-    again = document_submit("renamed.txt", NOTES)
+    again = document_submit("renamed.txt", [NOTES])
     assert not again.created and again.document.pk == first.document.pk
     document_process(again.document.pk)
     # Even a forced second run over the same document stores no duplicate.
@@ -43,7 +43,7 @@ def test_reingesting_the_same_file_changes_nothing():
 @pytest.mark.django_db
 def test_binary_upload_is_refused_and_nothing_is_stored():
     with pytest.raises(IngestError, match="binary"):
-        document_submit("model.bin", b"\x00\x01\x02\x03" * 4096)
+        document_submit("model.bin", [b"\x00\x01\x02\x03" * 4096])
     assert Document.objects.count() == 0 and Entry.objects.count() == 0
 
 
@@ -62,7 +62,7 @@ def test_ingest_command_reports_each_file_and_fails_on_a_bad_one(tmp_path, capsy
 
 @pytest.mark.django_db
 def test_rebuild_index_recreates_the_file_from_the_database():
-    document_process(document_submit("notes.txt", NOTES).document.pk)
+    document_process(document_submit("notes.txt", [NOTES]).document.pk)
     get_index().path.unlink()
     call_command("rebuild_index")
     meta = get_index().meta()

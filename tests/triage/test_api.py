@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from ingest.models import Document
-from ingest.services import document_process, document_submit
+from ingest.services import document_process, document_submit_path
 from kb.models import Entry
 from tests.conftest import ROOT
 from triage.models import TriageRecord
@@ -20,7 +20,7 @@ SM120 = "RuntimeError: CUDA error: no kernel image is available for execution on
 @pytest.fixture
 def kb(db):  # type: ignore[no-untyped-def]
     for path in sorted((ROOT / "samples").iterdir()):
-        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+        document_process(document_submit_path(path).document.pk)
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.services import document_process, document_submit
+from ingest.services import document_process, document_submit_path
 from tests.conftest import ROOT
 from triage.services import triage_log
 
@@ -10,7 +10,7 @@ from triage.services import triage_log
 @pytest.fixture
 def samples_kb(db):  # type: ignore[no-untyped-def]
     for path in sorted((ROOT / "samples").iterdir()):
-        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+        document_process(document_submit_path(path).document.pk)
 
 
 def test_another_users_sm120_error_finds_the_transcript_fix(samples_kb):

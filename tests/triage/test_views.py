@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.services import document_process, document_submit
+from ingest.services import document_process, document_submit_path
 from kb.models import Entry
 from tests.conftest import ROOT
 from triage.models import TriageRecord
@@ -11,7 +11,7 @@ from triage.models import TriageRecord
 @pytest.fixture
 def kb(db):  # type: ignore[no-untyped-def]
     for path in sorted((ROOT / "samples").iterdir()):
-        document_process(document_submit(path.name, path.read_bytes()).document.pk)
+        document_process(document_submit_path(path).document.pk)
 
 
 def test_paste_page_works_without_javascript(kb, client):

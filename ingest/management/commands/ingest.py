@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ingest.models import Document
-from ingest.services import IngestError, document_process, document_submit
+from ingest.services import IngestError, document_process, document_submit_path
 from ingest.tasks import ingest_document
 
 TEXT_SUFFIXES = {".md", ".txt", ".log", ".out", ".err", ".json", ".gz", ".markdown"}
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         failed = 0
         for path in expand(opts["paths"]):
             try:
-                submitted = document_submit(path.name, path.read_bytes(), opts["format"])
+                submitted = document_submit_path(path, opts["format"])
             except IngestError as exc:
                 failed += 1
                 self.stderr.write(f"{path}: refused: {exc}")
