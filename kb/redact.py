@@ -27,6 +27,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("wandb-login", re.compile(r"(?<=wandb login )(?:--relogin )?[0-9a-f]{40}\b")),
+    # key=..., api_key: ... with a long token-like value (short values are config, not secrets)
+    ("key", re.compile(r"(?<=[^\w-]key=)[A-Za-z0-9_\-]{32,}|(?<=[^\w-]key: )[A-Za-z0-9_\-]{32,}", re.I)),
 )
 HOST_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ip", re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")),
@@ -43,8 +45,84 @@ class Redacted:
     kinds: tuple[str, ...]
 
 
+# Every secret pattern needs one of these literals on its line. Finding them with str.find is
+# fast, so only the few lines that contain one go through the full patterns, and a
+# multi-gigabyte log is redacted at close to the speed of reading it.
+LITERALS = (
+    "://",
+    "PRIVATE KEY",
+    "hf_",
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "eyJ",
+    "Bearer",
+    "wandb login",
+)
+KEYWORDS = ("key", "token", "secret", "passw", "credential")  # found case-insensitively
+ASSIGNED_RE = re.compile(r"\w*['\"]?\s*[=:]")
+
+
+def _trigger_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the lines that may hold a secret, in order, merged."""
+    starts: set[int] = set()
+    for lit in LITERALS:
+        i = text.find(lit)
+        while i >= 0:
+            starts.add(text.rfind("\n", 0, i) + 1)
+            i = text.find("\n", i)
+            i = text.find(lit, i) if i >= 0 else -1
+    lower = text.lower()
+    for word in KEYWORDS:
+        i = lower.find(word)
+        while i >= 0:
+            if ASSIGNED_RE.match(lower, i + len(word)):
+                starts.add(text.rfind("\n", 0, i) + 1)
+            i = lower.find(word, i + len(word))
+    spans: list[tuple[int, int]] = []
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        if text.startswith("-----BEGIN", start) or "PRIVATE KEY" in text[start:end]:
+            close = text.find("PRIVATE KEY-----", end, end + 20000)
+            if close >= 0:
+                nl = text.find("\n", close)
+                end = len(text) if nl < 0 else nl
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    return spans
+
+
 def redact(text: str, mask_hosts: bool = False) -> Redacted:
     """Replace every secret with `[REDACTED:<kind>]`; optionally mask IPs and hostnames too."""
+    pieces: list[str] = []
+    pos = 0
+    count = 0
+    kinds: list[str] = []
+    for start, end in _trigger_lines(text):
+        segment, n, found = _redact_segment(text[start:end])
+        pieces.append(text[pos:start])
+        pieces.append(segment)
+        pos = end
+        count += n
+        kinds.extend(found)
+    pieces.append(text[pos:])
+    out = "".join(pieces)
+    if mask_hosts:
+        for kind, rx in HOST_PATTERNS:
+            out = rx.sub(f"<{kind}>", out)
+    return Redacted(text=out, count=count, kinds=tuple(sorted(set(kinds))))
+
+
+def _redact_segment(text: str) -> tuple[str, int, list[str]]:
     count = 0
     kinds: list[str] = []
 
@@ -69,7 +147,4 @@ def redact(text: str, mask_hosts: bool = False) -> Redacted:
             return f"[REDACTED:{kind}]" + "\n" * m.group(0).count("\n")
 
         text = rx.sub(repl, text)
-    if mask_hosts:
-        for kind, rx in HOST_PATTERNS:
-            text = rx.sub(f"<{kind}>", text)
-    return Redacted(text=text, count=count, kinds=tuple(sorted(set(kinds))))
+    return text, count, kinds

@@ -22,6 +22,7 @@ VERSION_RE = re.compile(r"\b\d+\.\d+\.\d+(?:[.\-+]?\w+)*\b")
 FLOAT_RE = re.compile(r"-?\b\d+\.\d+\b")
 BIGINT_RE = re.compile(r"-?\b\d{4,}\b")
 WS_RE = re.compile(r"\s+")
+PLACEHOLDER_RE = re.compile(r"<(?:NUM|PATH|HEX|IP|VER|PID|URL)>")
 CONFIG_DUMP_RE = re.compile(r"^[{'\"\s]*'?[\w.]+'?\s*:\s*[\[{'\"\w.\-]*[,}\]]*\s*$|^\d{4}-\d\d-\d\d[ T][\d:,.]+ INFO\b")
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\b\d{3}\b|[\u4e00-\u9fff]+")
 CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -445,13 +446,17 @@ def signature_from_text(text: str) -> tuple[Signature, RootChoice]:
 
 
 def compact_text(sig: Signature) -> str:
-    """The text that gets embedded: short enough to fit the model's 256-token window."""
-    funcs = [f.rsplit(":", 1)[-1] for f in sig.frames[:5]]
-    mods = sorted({f.split(":", 1)[0].rsplit(".", 1)[0] for f in sig.frames[:5]})
-    parts = [sig.headline[:300]]
-    if sig.framework:
-        parts.append(f"framework {sig.framework}")
+    """The text that gets embedded: the error and where it was raised, in about 50 tokens.
+
+    Masked placeholders are dropped (they carry no meaning for the model) and only the three
+    frames nearest the raise are kept, so the text fits the model's window with room to spare
+    and embeds fast.
+    """
+    headline = PLACEHOLDER_RE.sub("", sig.headline)
+    parts = [WS_RE.sub(" ", headline).strip()[:200]]
+    funcs = [f.rsplit(":", 1)[-1] for f in sig.frames[:3]]
     if funcs:
-        parts.append("in " + ", ".join(funcs) + " (" + ", ".join(mods[:3]) + ")")
-    parts.extend(c[:120] for c in sig.context[:2])
-    return "\n".join(parts)
+        parts.append("in " + ", ".join(funcs))
+    if sig.framework:
+        parts.append(sig.framework)
+    return " | ".join(parts)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ingest.parsers.base import Candidate, ParseError
@@ -127,13 +128,27 @@ def json_kind(data: Any) -> str:
     return ""
 
 
-def parse_chatgpt(text: str) -> list[Candidate]:
+def _shape_checked(kind: str, parse: Callable[[str], list[Candidate]]) -> Callable[[str], list[Candidate]]:
+    """A JSON file of the wrong shape (a list where an object was expected...) is a ParseError."""
+
+    def run(text: str) -> list[Candidate]:
+        try:
+            return parse(text)
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+            if isinstance(exc, ParseError):
+                raise
+            raise ParseError(f"This JSON is not a {kind} export ({type(exc).__name__}: {exc}).") from exc
+
+    return run
+
+
+def _parse_chatgpt(text: str) -> list[Candidate]:
     data = load_json(text)
     convs = data if isinstance(data, list) else [data]
     return [c for conv in convs if isinstance(conv, dict) for c in pair_turns(_turns(chatgpt_messages(conv), text))]
 
 
-def parse_claude(text: str) -> list[Candidate]:
+def _parse_claude(text: str) -> list[Candidate]:
     data = load_json(text)
     convs = data if isinstance(data, list) else [data]
     return [c for conv in convs if isinstance(conv, dict) for c in pair_turns(_turns(claude_messages(conv), text))]
@@ -161,7 +176,7 @@ def resolving_comment(comments: list[dict[str, Any]]) -> dict[str, Any] | None:
     return best
 
 
-def parse_github(text: str) -> list[Candidate]:
+def _parse_github(text: str) -> list[Candidate]:
     data = load_json(text)
     if isinstance(data, list):
         issue, comments = data[0], [c for c in data[1:] if isinstance(c, dict)]
@@ -188,3 +203,8 @@ def parse_github(text: str) -> list[Candidate]:
             problem_end=start,
         )
     ]
+
+
+parse_chatgpt = _shape_checked("ChatGPT conversations.json", _parse_chatgpt)
+parse_claude = _shape_checked("Claude", _parse_claude)
+parse_github = _shape_checked("GitHub issue", _parse_github)

@@ -1,13 +1,16 @@
-"""A real Celery worker process consuming from Redis, against the same PostgreSQL database."""
+"""Real Celery worker processes consuming from Redis, against the same PostgreSQL database."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import kombu.pools
 import pytest
 import redis
 from django.db import connection
@@ -15,71 +18,89 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from config.celery import app
+from ingest.models import Document
+from ingest.services import document_parse, document_submit_path
+from ingest.tasks import ingest_document
+from kb.models import Occurrence
 from tests.conftest import ROOT, require
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def redis_url() -> str:
-    url = os.environ.get("FIXBASE_TEST_REDIS_URL", "")
-    require(bool(url), "FIXBASE_TEST_REDIS_URL is not set (Redis is not running)")
-    return url
-
-
 def _drop_connections() -> None:
     """The app caches its broker connection pool; after changing the broker it must be rebuilt."""
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    app._pool = None
     app.amqp._producer_pool = None
+    kombu.pools.reset()
 
 
 @pytest.fixture
-def worker(redis_url: str, settings, tmp_path: Path):  # type: ignore[no-untyped-def]
-    require(connection.vendor == "postgresql", "the worker shares the test database, which needs PostgreSQL")
-    # The app's routing caches the default queue at first use, so the worker consumes that one;
+def start_worker(settings, tmp_path: Path) -> Iterator[Callable[[], subprocess.Popen[str]]]:
+    url = os.environ.get("FIXBASE_TEST_REDIS_URL", "")
+    require(bool(url), "FIXBASE_TEST_REDIS_URL is not set (Redis is not running)")
+    require(connection.vendor == "postgresql", "workers share the test database, which needs PostgreSQL")
+    # The app's routing caches the default queue at first use, so workers consume that one;
     # Redis database 15 is the tests' own, emptied first.
     queue = app.conf.task_default_queue
-    redis.Redis.from_url(redis_url).delete(queue)
+    redis.Redis.from_url(url).flushdb()
     db = connection.settings_dict
     env = {
         **os.environ,
-        "REDIS_URL": redis_url,
+        "REDIS_URL": url,
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         "FIXBASE_DATA_DIR": str(tmp_path),
         "FIXBASE_EMBEDDER": "fake",
     }
     settings.MEDIA_ROOT = tmp_path / "media"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--pool=solo", "-c", "1", "-l", "INFO"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     # The app was configured from Django settings (CELERY_ namespace): override both spellings.
-    new = {"broker_url": redis_url, "result_backend": redis_url, "task_always_eager": False}
+    new = {"broker_url": url, "result_backend": url, "task_always_eager": False}
     new.update({f"CELERY_{k.upper()}": v for k, v in list(new.items())})
     old = {k: app.conf.get(k) for k in new}
     app.conf.update(new)
     _drop_connections()
+    procs: list[subprocess.Popen[str]] = []
+
+    def start() -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "--pool=solo", "-l", "INFO"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        procs.append(proc)
+        return proc
+
     try:
-        yield proc
+        yield start
     finally:
         app.conf.update(old)
         _drop_connections()
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
 
 
-def test_upload_is_processed_by_a_real_worker_over_redis(worker, django_user_model):
+def _wait_for(doc_id: int, statuses: set[str], timeout: float, poll: float = 0.02) -> str:
+    deadline = time.monotonic() + timeout
+    status = ""
+    while time.monotonic() < deadline:
+        status = Document.objects.values_list("status", flat=True).get(pk=doc_id)
+        if status in statuses:
+            return status
+        time.sleep(poll)
+    return status
+
+
+def test_upload_is_processed_by_a_real_worker_over_redis(start_worker, django_user_model):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
+    worker = start_worker()
     user = django_user_model.objects.create(username="uploader")
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
@@ -87,16 +108,37 @@ def test_upload_is_processed_by_a_real_worker_over_redis(worker, django_user_mod
     resp = api.post("/api/v1/documents/", {"file": SimpleUploadedFile("notes.txt", notes)}, format="multipart")
     assert resp.status_code == 202
     assert resp.json()["status"] == "queued"  # not run in this process: it went to the broker
-    deadline = time.monotonic() + 90
-    status = {}
-    while time.monotonic() < deadline:
-        status = api.get(resp.json()["status_url"]).json()
-        if status["status"] in ("done", "failed"):
-            break
-        assert worker.poll() is None, worker.stdout.read() if worker.stdout else "worker died"
-        time.sleep(0.5)
+    status = _wait_for(resp.json()["id"], {"done", "failed"}, timeout=90, poll=0.5)
     worker.terminate()
     log = worker.communicate(timeout=30)[0]
-    assert status.get("status") == "done", (status, log[-3000:])
-    assert status["entries_created"] == 7
+    assert status == "done", log[-3000:]
+    assert api.get(resp.json()["status_url"]).json()["entries_created"] == 7
     assert "ingest.tasks.ingest_document" in log and "succeeded" in log
+
+
+def test_a_worker_killed_mid_document_leaves_nothing_and_the_restarted_worker_finishes_it(start_worker, tmp_path):
+    from bench.gen_log import write_log
+
+    big = tmp_path / "train.log"
+    write_log(big, 48 << 20, seed=7)
+    doc = document_submit_path(big).document
+    first = start_worker()
+    ingest_document.delay(doc.pk)
+    assert _wait_for(doc.pk, {"processing"}, timeout=60, poll=0.005) == "processing"
+    os.kill(first.pid, signal.SIGKILL)  # the worker dies in the middle of the document
+    first.wait(timeout=10)
+    doc.refresh_from_db()
+    assert doc.status == "processing"
+    assert Occurrence.objects.filter(document_id=doc.pk).count() == 0  # nothing half-ingested
+
+    second = start_worker()  # on start it requeues what the dead worker left behind
+    status = _wait_for(doc.pk, {"done", "failed"}, timeout=120, poll=0.2)
+    second.terminate()
+    log = second.communicate(timeout=30)[0]
+    assert status == "done", log[-3000:]
+    assert "requeued stale documents" in log
+    # Exactly the entries a clean run makes: the parse of the same stored document.
+    _, clean = document_parse(Document.objects.get(pk=doc.pk))
+    stored = set(Occurrence.objects.filter(document_id=doc.pk).values_list("line_start", "line_end"))
+    assert stored == {(c.line_start, c.line_end) for c in clean}
+    assert len(stored) == 5

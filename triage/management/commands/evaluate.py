@@ -115,6 +115,9 @@ class Command(BaseCommand):
         bm25 = RawBM25([(e.pk, e.problem_excerpt) for e in entries])
         embedder = get_embedder()
         ids = [e.pk for e in entries]
+        model = getattr(embedder, "model", None)
+        if model is not None:
+            model.max_seq_length = 256  # the naive baseline embeds raw text with the model's full window
         doc_vecs = embedder.encode([e.problem_excerpt for e in entries])
         for name, ranker in (
             ("bm25-raw", lambda log: bm25.rank(log)),
