@@ -160,7 +160,11 @@ def document_claim(document_id: int) -> bool:
     )
 
 
-def _progress(document_id: int) -> Callable[[int], None]:
+ProgressCallback = Callable[[int, int], None]  # (bytes scanned, bytes in all)
+
+
+def _progress(document_id: int, total: int, extra: ProgressCallback | None) -> Callable[[int], None]:
+    """Record progress on the document (and its heartbeat) at most once a second."""
     last = [timezone.now()]
 
     def report(scanned: int) -> None:
@@ -168,18 +172,21 @@ def _progress(document_id: int) -> Callable[[int], None]:
         if now - last[0] >= timedelta(seconds=1):
             Document.objects.filter(pk=document_id).update(bytes_scanned=scanned, heartbeat_at=now)
             last[0] = now
+            if extra is not None:
+                extra(scanned, total)
 
     return report
 
 
-def document_parse(doc: Document) -> tuple[str, list[Candidate]]:
+def document_parse(doc: Document, on_progress: ProgressCallback | None = None) -> tuple[str, list[Candidate]]:
     path = Path(doc.file.path)
-    if path.stat().st_size > STREAM_THRESHOLD and doc.requested_format in ("", "log"):
-        return "log", candidates_from_stream(path, on_progress=_progress(doc.pk))
+    size = path.stat().st_size
+    if size > STREAM_THRESHOLD and doc.requested_format in ("", "log"):
+        return "log", candidates_from_stream(path, on_progress=_progress(doc.pk, size, on_progress))
     return parse_document(decode_document(path.read_bytes()), doc.requested_format)
 
 
-def document_process(document_id: int) -> Document:
+def document_process(document_id: int, on_progress: ProgressCallback | None = None) -> Document:
     """Parse a stored document and write its entries; safe to run again on the same document.
 
     1. Claim it (processing, this worker, a heartbeat). 2. Parse it (big logs are streamed).
@@ -191,7 +198,7 @@ def document_process(document_id: int) -> Document:
         return Document.objects.get(pk=document_id)
     doc = Document.objects.get(pk=document_id)
     try:
-        fmt, candidates = document_parse(doc)
+        fmt, candidates = document_parse(doc, on_progress)
     except ParseError as exc:
         Document.objects.filter(pk=doc.pk).update(status=Document.Status.FAILED, error=str(exc))
         doc.refresh_from_db()

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ingest.models import Document
-from ingest.services import IngestError, document_process, document_submit_path
+from ingest.services import STREAM_THRESHOLD, IngestError, document_process, document_submit_path
 from ingest.tasks import ingest_document
 
 TEXT_SUFFIXES = {".md", ".txt", ".log", ".out", ".err", ".json", ".gz", ".markdown"}
@@ -33,6 +34,18 @@ class Command(BaseCommand):
         parser.add_argument("--format", default="", help="Override format detection: specstory, notes, log.")
         parser.add_argument("--queue", action="store_true", help="Queue to Celery workers instead of running here.")
 
+    def _progress(self, path: Path) -> Callable[[int, int], None]:
+        def show(scanned: int, total: int) -> None:
+            width = 30
+            done = int(width * scanned / total) if total else width
+            self.stderr.write(
+                f"\r{path.name}: [{'#' * done}{'.' * (width - done)}] {scanned / 1e6:.0f}/{total / 1e6:.0f} MB",
+                ending="",
+            )
+            self.stderr.flush()
+
+        return show
+
     def handle(self, *args: Any, **opts: Any) -> None:
         failed = 0
         for path in expand(opts["paths"]):
@@ -50,7 +63,9 @@ class Command(BaseCommand):
             if not submitted.created and doc.status == Document.Status.DONE:
                 self.stdout.write(f"{path}: already ingested (document {doc.pk}, {doc.entries_created} entries)")
                 continue
-            doc = document_process(doc.pk)
+            doc = document_process(doc.pk, on_progress=self._progress(path))
+            if doc.size > STREAM_THRESHOLD:
+                self.stderr.write("")  # end the progress bar's line
             if doc.status != Document.Status.DONE:
                 failed += 1
                 self.stderr.write(f"{path}: failed: {doc.error}")
