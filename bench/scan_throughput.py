@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.gen_log import write_log
 from ingest.parsers.stream import open_log, scan_stream
-from kb.signature import dedupe_blocks
+from kb.rootcause import dedupe_blocks
 
 
 def main() -> None:

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.signature import Signature, exception_relation, tokenize
+from kb.normalize import tokenize
+from kb.signature import Signature, exception_relation
 
 FEATURES = (
     "msg_cos",

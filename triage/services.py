@@ -11,11 +11,12 @@ import numpy as np
 from kb.embedding import get_embedder
 from kb.logscan import ErrorBlock
 from kb.redact import redact
-from kb.signature import RootChoice, Signature, compact_text, signature_from_text
+from kb.rootcause import RootChoice
+from kb.signature import Signature, compact_text, signature_from_text
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
-from triage.ranking import RankerModel, load_model, query_from_signature, rank_candidates
-from triage.snapshot import get_snapshot
+from triage.ranking import Query, RankerModel, load_model, query_from_signature, rank_candidates
+from triage.snapshot import Snapshot, get_snapshot
 
 logger = logging.getLogger("fixbase.triage")
 
@@ -94,7 +95,9 @@ def triage_log(text: str, top_k: int = 5) -> TriageResult:
     )
 
 
-def _match(entry_id: int, score: float, feats: dict[str, float], query, snap, choice: RootChoice, text: str) -> Match:  # type: ignore[no-untyped-def]
+def _match(
+    entry_id: int, score: float, feats: dict[str, float], query: Query, snap: Snapshot, choice: RootChoice, text: str
+) -> Match:
     rec = snap.records[entry_id]
     return Match(
         entry_id=entry_id,

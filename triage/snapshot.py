@@ -9,8 +9,8 @@ import numpy as np
 
 from kb.embedding import get_embedder
 from kb.models import Embedding
+from kb.normalize import tokenize
 from kb.selectors import EntryRecord, entry_records, kb_version
-from kb.signature import tokenize
 from triage.ranking import Corpus, Doc, frame_tokens, message_tokens
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kb.logscan import scan_log
-from kb.signature import select_root, strip_boilerplate
+from kb.normalize import strip_boilerplate
+from kb.rootcause import select_root
 
 
 def has_error(text: str, offset: int = 0) -> bool:

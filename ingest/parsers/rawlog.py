@@ -9,7 +9,8 @@ from ingest.parsers.base import Candidate
 from ingest.parsers.common import title_for
 from ingest.parsers.stream import iter_windows, open_log
 from kb.logscan import scan_log
-from kb.signature import dedupe_blocks, mask_message, select_root
+from kb.normalize import mask_message
+from kb.rootcause import dedupe_blocks, select_root
 
 CONTEXT_LINES = 3
 

@@ -1,0 +1,123 @@
+"""The patterns log scanning recognises: prefixes, traceback parts, error lines, symptoms, metrics.
+
+Pure data (compiled regular expressions and tables) plus the metrics-anomaly rule, so that
+`kb.logscan` holds only the scanning logic.
+"""
+
+from __future__ import annotations
+
+import re
+
+ANSI_RE = re.compile(r"(?:\x1b)?\[\d{1,3}(?:;\d{1,3})*m|\x1b\[[0-9;?]*[A-Za-z]")
+TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?]+[kM]?\s*\[[^\]\n]{0,80}\]")
+
+# Prefixes that launchers, Ray, torchrun, docker compose and NCCL put in front of every line.
+PREFIX_RES = (
+    re.compile(r"^\[rank\d+\]:\s?"),
+    re.compile(r"^\[default\d+\]:\s?"),
+    re.compile(r"^\((?:[\w.\-]+\s+)?(?:[\w.\-]+=[^\s,)]+[,\s]+)*pid=\d+[^)]{0,80}\)\s?"),
+    re.compile(r"^[\w.-]+-\d+\s+\|\s"),
+    re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),
+    re.compile(r"^[\w.-]+:\d+:\d+ \[\d+\] "),
+)
+
+FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*$')
+CARET_RE = re.compile(r"^\s*[\^~]+\s*$")
+TB_HEAD_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*(?P<rest>.*)$")
+CHAIN_CAUSE_RE = re.compile(r"^\s*The above exception was the direct cause of the following exception")
+CHAIN_DURING_RE = re.compile(r"^\s*During handling of the above exception, another exception occurred")
+RAY_SECTION_RE = re.compile(r"^\s*ray::[\w.]+\(\)")
+EXC_RE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Za-z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Died)|Exception|KeyboardInterrupt|StopIteration))"
+    r"(?:\((?P<inner>[\w.]+)\))?"
+    r"(?:(?P<colon>:)\s*(?P<msg>.*))?$"
+)
+WARNING_RE = re.compile(r"(?P<path>\S+\.py):\d+: (?P<type>\w*Warning): (?P<msg>.*)$")
+ARGPARSE_RE = re.compile(r"^(?P<prog>[\w .-]{1,40}): error: (?P<msg>.+)$")
+LOG_LINE_RE = re.compile(
+    r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
+    r"INFO:|WARNING:|DEBUG:)"
+)
+
+# Error lines that are not Python exceptions; the name says what kind of failure it is.
+ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("cuda_oom", re.compile(r"CUDA out of memory", re.I)),
+    ("command_not_found", re.compile(r":\s*(?:line \d+:\s*)?\S+: command not found\s*$")),
+    ("nccl_warn", re.compile(r"\bNCCL WARN\b\s*(?P<msg>.*)")),
+    ("nccl_error", re.compile(r"\bNCCL (?:error|ERROR)\b(?P<msg>.*)")),
+    ("disk_full", re.compile(r"No space left on device", re.I)),
+    ("host_oom", re.compile(r"\b(?:Out of memory: Killed process|oom-kill|OOM killer|running low on memory)\b", re.I)),
+    ("segfault", re.compile(r"\b(?:Segmentation fault|Bus error|core dumped|SIGSEGV|SIGKILL|SIGABRT)\b")),
+    ("watchdog_timeout", re.compile(r"Watchdog caught collective operation timeout", re.I)),
+    ("dependency_conflict", re.compile(r"\brequires \S+, but you have\b")),
+    ("cuda_error", re.compile(r"\bCUDA error\b|\bcudaError\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),
+    ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),
+    (
+        "error_phrase",
+        re.compile(
+            r"\b(?:has no attribute|not found|cannot|can't|could not|couldn't|failed|must be|not supported|"
+            r"does not (?:have|exist|match|support)|did not match|invalid|unable to|no module named|incompatible|"
+            r"timed out|connection refused|permission denied|out of memory)\b",
+            re.I,
+        ),
+    ),
+)
+
+SHELL_LINE_RE = re.compile(r"^(?:\+ |\$ |# |\(\w+\) \S+@|\S+@\S+:.*[#$] )")
+HTTP_ERROR_RE = re.compile(r'"(?:GET|POST|PUT|DELETE|PATCH) \S+ HTTP/[\d.]+" (?P<status>[45]\d\d)\b')
+
+SYMPTOM_RES = (
+    re.compile(r"Server \d+ failed: 5\d\d"),
+    re.compile(r"Exception in ASGI application"),
+    re.compile(r"Method execution failed"),
+    re.compile(r"'NoneType' object is not (?:iterable|subscriptable)"),
+    re.compile(r"ChildFailedError|ActorDiedError|WorkerCrashedError|RaySystemError"),
+    re.compile(r"failed \(exitcode: \d+\)"),
+    re.compile(r"Sending process \d+ closing signal"),
+    re.compile(r"Error executing job with overrides"),
+)
+WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", "ActorDiedError"})
+# Informational lines and source code: error words in them ("cannot be used", "invalid") are not errors.
+QUIET_LINE_RE = re.compile(
+    r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: )"
+)
+CODE_LINE_RE = re.compile(
+    r"^\s*(?:raise|return|print|def|class|elif|else|for|while|try|except|import|from|with|assert|if)\b(?!:)"
+    r"|^\s*(?:#|//|>>>)|[=(,\[]\s*$"
+)
+METRIC_RE = re.compile(r"\{[^{}]*'(?:loss|reward|reward_std|grad_norm)'\s*:[^{}]*\}")
+METRIC_KV_RE = re.compile(r"'(?P<key>[\w/()\-.]+)'\s*:\s*'?(?P<val>-?[\d.]+(?:e-?\d+)?)'?")
+
+
+METRIC_DESCRIPTIONS = {
+    "no_learning_signal": "No learning signal: reward std is zero in every group, loss and grad norm stay zero",
+    "completions_clipped": "Completions clipped: almost every completion is cut at the maximum completion length",
+    "grpo_zero_loss_expected": "GRPO loss is zero at the start while rewards vary: expected, not a bug",
+}
+METRIC_KEYS = {
+    "no_learning_signal": ("reward_std", "frac_reward_zero_std", "loss", "grad_norm"),
+    "completions_clipped": ("completions/clipped_ratio", "completions/mean_length"),
+    "grpo_zero_loss_expected": ("loss", "reward_std"),
+}
+
+
+def metric_anomaly(values: dict[str, float]) -> str:
+    """Name the failure a metrics line shows, or "" when it looks healthy.
+
+    GRPO/PPO failures that print no error: no learning signal (every group has identical
+    rewards), every completion cut at max length, and the expected loss of 0 at the start of
+    GRPO (reported so the user learns it is not a bug).
+    """
+    std = values.get("reward_std")
+    frac_zero = values.get("frac_reward_zero_std")
+    loss = values.get("loss")
+    grad = values.get("grad_norm")
+    clipped = values.get("completions/clipped_ratio")
+    if (frac_zero is not None and frac_zero >= 0.99) or (std is not None and std == 0.0 and grad == 0.0):
+        return "no_learning_signal"
+    if clipped is not None and clipped >= 0.9:
+        return "completions_clipped"
+    if loss is not None and loss == 0.0 and std is not None and std > 0.0:
+        return "grpo_zero_loss_expected"
+    return ""

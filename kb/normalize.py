@@ -1,0 +1,187 @@
+"""Normalising error text so the same failure looks the same across users and machines.
+
+Pure Python: masking volatile parts of messages (numbers, paths, hex ids, pids, versions),
+removing library boilerplate, tokenising for lexical matching, and naming frames by module.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kb.logscan import Frame
+
+URL_RE = re.compile(r"https?://\S+")
+PATH_RE = re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:[\\/][\w.\-@+~]+){2,}[\\/]?")
+HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b")
+IP_RE = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b")
+PID_RE = re.compile(r"\b(pid|tid|actor_id|job_id|node_id)\s*[=:]\s*\w+", re.I)
+VERSION_RE = re.compile(r"\b\d+\.\d+\.\d+(?:[.\-+]?\w+)*\b")
+FLOAT_RE = re.compile(r"-?\b\d+\.\d+\b")
+BIGINT_RE = re.compile(r"-?\b\d{4,}\b")
+WS_RE = re.compile(r"\s+")
+WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\b\d{3}\b|[\u4e00-\u9fff]+")
+CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+PLACEHOLDERS = frozenset({"path", "url", "hex", "ip", "ver", "num", "pid"})
+STOPWORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "this",
+        "that",
+        "with",
+        "as",
+        "at",
+        "by",
+        "from",
+        "you",
+        "your",
+        "please",
+        "if",
+        "not",
+        "no",
+        "but",
+        "can",
+        "will",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "there",
+        "their",
+        "its",
+        "into",
+        "than",
+        "then",
+        "so",
+        "such",
+        "use",
+        "using",
+        "used",
+        "try",
+    ]
+)
+
+# Package directories that identify a module root in a path (after site-packages or not).
+KNOWN_PACKAGES = (
+    "verl",
+    "trl",
+    "swift",
+    "openrlhf",
+    "deepspeed",
+    "vllm",
+    "ray",
+    "torch",
+    "transformers",
+    "accelerate",
+    "peft",
+    "llamafactory",
+    "llmtuner",
+    "flash_attn",
+    "wandb",
+    "safetensors",
+    "datasets",
+    "tokenizers",
+    "megatron",
+    "sglang",
+    "numpy",
+    "jinja2",
+    "hydra",
+    "axolotl",
+)
+
+
+# Sentences that libraries append to many different errors; they say nothing about which one.
+BOILERPLATE_RES = (
+    re.compile(r"CUDA kernel errors might be asynchronously reported at some other API call.*?(?:incorrect\.|$)", re.I),
+    re.compile(r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1\.?", re.I),
+    re.compile(r"Compile with `?TORCH_USE_CUDA_DSA`? to enable device-side assertions\.?", re.I),
+    re.compile(r"\(?run with NCCL_DEBUG=INFO for details\)?", re.I),
+    re.compile(r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\.?", re.I),
+    re.compile(r"Including non-PyTorch memory.*?(?=$)", re.I),
+    re.compile(r"See documentation for Memory Management.*?(?=$)", re.I),
+)
+
+
+def strip_boilerplate(message: str) -> str:
+    for rx in BOILERPLATE_RES:
+        message = rx.sub(" ", message)
+    return WS_RE.sub(" ", message).strip()
+
+
+def mask_message(message: str) -> str:
+    s = URL_RE.sub("<URL>", strip_boilerplate(message))
+    s = PATH_RE.sub("<PATH>", s)
+    s = IP_RE.sub("<IP>", s)
+    s = PID_RE.sub(lambda m: f"{m.group(1)}=<PID>", s)
+    s = HEX_RE.sub("<HEX>", s)
+    s = VERSION_RE.sub("<VER>", s)
+    s = FLOAT_RE.sub("<NUM>", s)
+    s = BIGINT_RE.sub("<NUM>", s)
+    return WS_RE.sub(" ", s).strip()
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase word tokens with identifiers also split into their parts, lightly stemmed.
+
+    `max_num_batched_tokens` yields itself plus max/num/batch/token; `LLMEngine` yields
+    llmengine plus llm/engine; Chinese runs yield character bigrams.
+    """
+    out: list[str] = []
+    for raw in WORD_RE.findall(text):
+        if "\u4e00" <= raw[0] <= "\u9fff":
+            out.extend(raw[i : i + 2] for i in range(max(1, len(raw) - 1)))
+            continue
+        low = raw.lower()
+        if low in STOPWORDS or low in PLACEHOLDERS or len(low) < 2:
+            continue
+        out.append(_stem(low))
+        parts = [p for chunk in raw.split("_") for p in CAMEL_RE.findall(chunk)]
+        if len(parts) > 1:
+            for part in parts:
+                pl = part.lower()
+                if len(pl) >= 2 and pl not in STOPWORDS and not pl.isdigit():
+                    out.append(_stem(pl))
+    return out
+
+
+def module_of(path: str) -> str:
+    """Dotted module for a frame path: site-packages prefix stripped, else from a known package."""
+    p = path.replace("\\", "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in p:
+            p = p.rsplit(marker, 1)[1]
+            break
+    else:
+        parts = p.split("/")
+        known = [i for i, part in enumerate(parts[:-1]) if part in KNOWN_PACKAGES]
+        p = "/".join(parts[known[-1] :]) if known else "/".join(parts[-2:])
+    p = re.sub(r"\.(?:py|pyx|pyi)$", "", p.strip("/"))
+    return p.replace("/", ".").removesuffix(".__init__")
+
+
+def frame_key(frame: Frame) -> str:
+    return f"{module_of(frame.path)}:{frame.function}"

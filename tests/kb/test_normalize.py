@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from kb.normalize import mask_message, module_of, tokenize
+
+
+def test_masking_removes_what_differs_between_users():
+    msg = "CUDA out of memory. Tried to allocate 4.64 GiB at /root/a/b.py pid=7773 addr 0x7f97c234c290 vllm 0.11.0"
+    assert (
+        mask_message(msg) == "CUDA out of memory. Tried to allocate <NUM> GiB at <PATH> pid=<PID> addr <HEX> vllm <VER>"
+    )
+
+
+def test_masking_drops_library_boilerplate():
+    masked = mask_message(
+        "CUDA error: no kernel image is available CUDA kernel errors might be asynchronously reported at some "
+        "other API call, so the stacktrace below might be incorrect. For debugging consider passing CUDA_LAUNCH_BLOCKING=1"
+    )
+    assert masked == "CUDA error: no kernel image is available"
+
+
+def test_frames_are_module_and_function_with_site_packages_stripped():
+    assert (
+        module_of("/usr/local/lib/python3.11/site-packages/vllm/v1/core/kv_cache_utils.py")
+        == "vllm.v1.core.kv_cache_utils"
+    )
+    assert module_of("/home/u/TTRL/verl/verl/trainer/main_ppo.py") == "verl.trainer.main_ppo"
+    assert (
+        module_of("C:\\Py\\site-packages\\transformers\\tokenization_utils_fast.py")
+        == "transformers.tokenization_utils_fast"
+    )
+
+
+def test_tokens_split_identifiers_and_chinese():
+    tokens = tokenize("max_num_batched_tokens LLMEngine 训练卡住")
+    assert {"max_num_batched_token", "batch", "llmengine", "engine", "训练", "卡住"} <= set(tokens)
