@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 from kb.logscan import scan_log
 from kb.normalize import strip_boilerplate
 from kb.rootcause import select_root
+
+# Failures that print no error: a user describes them in words.
+SILENT_FAILURE_RE = re.compile(
+    r"\b(?:hangs?|hanging|hung|stuck|freez(?:e|es|ing)|frozen|deadlock(?:ed)?|no progress|not progressing|"
+    r"nan loss|loss (?:is|becomes|goes to) nan|diverg(?:e|es|ed|ing))\b|卡住|卡死|卡在|没有反应|无响应|不动了|一直不动",
+    re.I,
+)
+
+
+def describes_failure(text: str) -> bool:
+    return bool(SILENT_FAILURE_RE.search(text))
 
 
 def has_error(text: str, offset: int = 0) -> bool:

@@ -80,3 +80,17 @@ def test_the_same_traceback_from_eight_ranks_is_one_entry():
     )
     cands = parse_document("".join(block.format(r=r) for r in range(8)), "log")[1]
     assert len(cands) == 1
+
+
+def test_a_hang_described_in_words_is_a_problem_even_without_an_error():
+    chat = (
+        "User: my GRPO run hangs right after the vLLM engine starts, GPU util 0%, no error at all\n"
+        "Assistant: Set NCCL_P2P_DISABLE=1 on these PCIe machines and restart the Ray cluster.\n"
+        "User: how do I plot the reward curve?\n"
+        "Assistant: Use tensorboard.\n"
+    )
+    fmt, cands = parse_document(chat)
+    assert fmt == "chat"
+    assert len(cands) == 1
+    assert "hangs right after the vLLM engine starts" in cands[0].title
+    assert "NCCL_P2P_DISABLE" in cands[0].remedy_markdown
