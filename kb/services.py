@@ -254,3 +254,25 @@ def entry_create_from_paste(log: str, title: str = "") -> Entry:
         ]
     )
     return Entry.objects.get(pk=(outcome.created or outcome.grouped)[0])
+
+
+def entry_merge(target: Entry, source: Entry) -> Entry:
+    """Fold `source` into `target`: its occurrences move over, its remedy is kept if the target
+    has none (otherwise appended under a heading), and `source` disappears from the index."""
+    if target.pk == source.pk:
+        raise ValueError("An entry cannot be merged into itself.")
+    with transaction.atomic():
+        Occurrence.objects.filter(entry=source).update(entry=target)
+        extra = source.remedy_markdown.strip()
+        if extra and extra not in target.remedy_markdown:
+            target.remedy_markdown = (
+                f"{target.remedy_markdown.rstrip()}\n\n### Also (from “{source.title}”)\n\n{extra}"
+                if target.remedy_markdown.strip()
+                else extra
+            )
+            target.save(update_fields=["remedy_markdown", "updated_at"])
+        source_pk = source.pk
+        source.delete()
+        kb_version_bump()
+    get_index().remove([source_pk])
+    return target

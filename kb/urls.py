@@ -9,4 +9,5 @@ urlpatterns = [
     path("", views.entry_list_view, name="entries"),
     path("entries/<int:pk>/", views.entry_detail_view, name="entry"),
     path("entries/<int:pk>/edit/", views.entry_edit_view, name="entry_edit"),
+    path("entries/<int:pk>/merge/", views.entry_merge_view, name="entry_merge"),
 ]

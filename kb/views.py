@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods
 from config.http import HtmxHttpRequest as HttpRequest
 from kb.models import Entry
 from kb.selectors import entry_list
-from kb.services import entry_update
+from kb.services import entry_merge, entry_update
 
 
 def entry_list_view(request: HttpRequest) -> HttpResponse:
@@ -34,3 +34,21 @@ def entry_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
         )
         return redirect(entry.get_absolute_url())
     return render(request, "kb/entry_edit.html", {"entry": entry})
+
+
+@require_http_methods(["POST"])
+def entry_merge_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Merge another entry (its id in the form) into this one."""
+    target = get_object_or_404(Entry, pk=pk)
+    try:
+        source = Entry.objects.get(pk=int(request.POST.get("source", "")))
+        entry_merge(target, source)
+    except (ValueError, Entry.DoesNotExist):
+        entry = target
+        return render(
+            request,
+            "kb/entry_detail.html",
+            {"entry": entry, "occurrences": entry.occurrences.all(), "merge_error": "Give the id of another entry."},
+            status=400,
+        )
+    return redirect(target.get_absolute_url())

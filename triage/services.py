@@ -123,3 +123,39 @@ def triage_record(result: TriageResult, source: str) -> None:
         fingerprint=result.signature.fingerprint,
         headline=result.signature.headline[:300],
     )
+
+
+def trends(days: int = 30) -> dict[str, object]:
+    """The most matched entries and the latest unmatched failures over the last `days` days."""
+    from datetime import timedelta
+
+    from django.db.models import Count
+    from django.utils import timezone
+
+    from kb.models import Entry
+    from triage.models import TriageRecord
+
+    since = timezone.now() - timedelta(days=max(1, min(days, 3650)))
+    recent = TriageRecord.objects.filter(created_at__gte=since)
+    counts = list(
+        recent.filter(verdict="match")
+        .values("top_entry_id")
+        .annotate(n=Count("id"))
+        .order_by("-n", "top_entry_id")[:20]
+    )
+    titles = dict(Entry.objects.filter(pk__in=[c["top_entry_id"] for c in counts]).values_list("pk", "title"))
+    return {
+        "days": days,
+        "total": recent.count(),
+        "matched": [
+            {"entry_id": c["top_entry_id"], "title": titles[c["top_entry_id"]], "n": c["n"]}
+            for c in counts
+            if c["top_entry_id"] in titles
+        ],
+        "unmatched": list(
+            recent.filter(verdict="no_match")
+            .values("fingerprint", "headline")
+            .annotate(n=Count("id"))
+            .order_by("-n")[:20]
+        ),
+    }

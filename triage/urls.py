@@ -8,4 +8,5 @@ app_name = "triage"
 urlpatterns = [
     path("", views.paste_view, name="paste"),
     path("triage/new-entry/", views.new_entry_view, name="new_entry"),
+    path("trends/", views.trends_view, name="trends"),
 ]

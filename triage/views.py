@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from config.http import HtmxHttpRequest as HttpRequest
 from kb.services import entry_create_from_paste
 from triage.limits import body_too_large, too_large_message
-from triage.services import triage_log, triage_record
+from triage.services import trends, triage_log, triage_record
 
 logger = logging.getLogger("fixbase.triage")
 
@@ -48,3 +48,8 @@ def new_entry_view(request: HttpRequest) -> HttpResponse:
         return render(request, "triage/paste.html", {"error": "Nothing to add: the log is empty."}, status=400)
     entry = entry_create_from_paste(log)
     return redirect(entry.get_absolute_url())
+
+
+def trends_view(request: HttpRequest) -> HttpResponse:
+    """What keeps failing: the entries triage matched most, and recent pastes nobody knew."""
+    return render(request, "triage/trends.html", trends(days=int(request.GET.get("days", "30") or 30)))

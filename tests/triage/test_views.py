@@ -89,3 +89,27 @@ def test_upload_page_refuses_binary_and_shows_progress_for_text(db, client, djan
     assert ok.status_code == 302
     status = client.get(ok["Location"], HTTP_HX_REQUEST="true")
     assert b"done" in status.content and b"<html" not in status.content
+
+
+def test_merging_moves_occurrences_and_drops_the_duplicate_from_the_index(kb, client):
+    from kb.models import Occurrence
+    from kb.vector_index import get_index
+
+    a, b = Entry.objects.order_by("pk")[:2]
+    n_a, n_b = a.occurrences.count(), b.occurrences.count()
+    before = get_index().meta().count
+    resp = client.post(f"/kb/entries/{a.pk}/merge/", {"source": b.pk})
+    assert resp.status_code == 302
+    assert not Entry.objects.filter(pk=b.pk).exists()
+    assert Occurrence.objects.filter(entry=a).count() == n_a + n_b
+    assert get_index().meta().count == before - 1
+    assert client.post(f"/kb/entries/{a.pk}/merge/", {"source": a.pk}).status_code == 400
+
+
+def test_trends_show_what_keeps_failing(kb, client):
+    for _ in range(3):
+        client.post("/", {"log": "RuntimeError: CUDA error: no kernel image is available for execution on the device"})
+    client.post("/", {"log": "jinja2.exceptions.TemplateError: Conversation roles must alternate user/assistant"})
+    page = client.get("/trends/").content.decode()
+    assert "no kernel image" in page and "<td>3</td>" in page
+    assert "Conversation roles must alternate" in page
