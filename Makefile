@@ -4,7 +4,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SAMPLES := samples $(wildcard ../shared/samples)
+SAMPLES := $(wildcard ../shared/samples) samples
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_DEFAULT ?= redis://127.0.0.1:6379/15
 

@@ -15,6 +15,7 @@ class SourceRef:
     line_start: int
     line_end: int
     document_id: int | None
+    remedy_markdown: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,10 +46,10 @@ def kb_version() -> int:
 def entry_records() -> list[EntryRecord]:
     sources: dict[int, list[SourceRef]] = {}
     for occ in Occurrence.objects.order_by("pk").values(
-        "entry_id", "filename", "line_start", "line_end", "document_id"
+        "entry_id", "filename", "line_start", "line_end", "document_id", "remedy_markdown"
     ):
         sources.setdefault(occ["entry_id"], []).append(
-            SourceRef(occ["filename"], occ["line_start"], occ["line_end"], occ["document_id"])
+            SourceRef(occ["filename"], occ["line_start"], occ["line_end"], occ["document_id"], occ["remedy_markdown"])
         )
     out: list[EntryRecord] = []
     for e in Entry.objects.order_by("pk"):

@@ -60,7 +60,7 @@ def explain_match(
         matched_tokens=tuple(matched),
         shared_frames=shared,
         highlight_lines=highlight_lines(root, text, matched, shared),
-        numbers=numbers_from_log(text),
+        numbers=numbers_from_log(root_context(root, text), root.message if root else ""),
     )
 
 
@@ -91,8 +91,21 @@ def highlight_lines(root: ErrorBlock | None, text: str, matched: list[str], shar
     return tuple(sorted(out))
 
 
-def numbers_from_log(text: str) -> tuple[str, ...]:
-    """Numbers from the user's own log that matter for the fix, as sentences."""
+def root_context(root: ErrorBlock | None, text: str, before: int = 8) -> str:
+    """The root error's lines and the few above it: where the numbers that matter are printed."""
+    if root is None:
+        return text
+    lines = text.splitlines()
+    return "\n".join(lines[max(0, root.line_start - 1 - before) : root.line_end])
+
+
+def numbers_from_log(text: str, message: str = "") -> tuple[str, ...]:
+    """Numbers from the user's own log that matter for the fix, as sentences.
+
+    Known situations (prompt longer than max_model_len, batched tokens below max_model_len, the
+    size of a failed allocation) are read from the lines around the root error; otherwise the
+    `name (value)` / `name=value` pairs of the error message itself are listed.
+    """
     out: list[str] = []
     for m in SWIFT_MAXLEN_RE.finditer(text):
         maxlen, tokens = int(m.group("maxlen")), int(m.group("tokens"))
@@ -114,7 +127,7 @@ def numbers_from_log(text: str) -> tuple[str, ...]:
         out.append(f"The allocation that failed was {m3.group('alloc')} on a {m3.group('total')} GPU{free}.")
     if not out:
         seen: set[str] = set()
-        for m in NUMBER_PAIR_RE.finditer(text):
+        for m in NUMBER_PAIR_RE.finditer(message):
             name = m.group("name")
             if name.lower() in ("line", "pid", "ip", "rank", "version", "code") or name in seen or len(name) < 4:
                 continue

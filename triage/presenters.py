@@ -46,6 +46,11 @@ def result_as_dict(result: TriageResult, absolute: Callable[[str], str] = lambda
                 "sources": [
                     {"filename": s.filename, "line_start": s.line_start, "line_end": s.line_end} for s in m.sources
                 ],
+                "other_fixes": [
+                    {"filename": s.filename, "line_start": s.line_start, "remedy_markdown": s.remedy_markdown}
+                    for s in m.sources
+                    if s.remedy_markdown.strip() and s.remedy_markdown.strip() != m.remedy_markdown.strip()
+                ],
                 "why": list(m.explanation.reasons),
                 "highlight_lines": list(m.explanation.highlight_lines),
                 "your_numbers": list(m.explanation.numbers),

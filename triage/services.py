@@ -28,6 +28,7 @@ class SourceView:
     filename: str
     line_start: int
     line_end: int
+    remedy_markdown: str = ""  # the fix given where this occurrence was seen
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def _match(
         title=rec.title,
         score=round(score, 4),
         remedy_markdown=rec.remedy_markdown,
-        sources=tuple(SourceView(s.filename, s.line_start, s.line_end) for s in rec.sources),
+        sources=tuple(SourceView(s.filename, s.line_start, s.line_end, s.remedy_markdown) for s in rec.sources),
         explanation=explain_match(query, snap.corpus.docs[entry_id], snap.corpus, feats, choice.root, text),
         features={k: round(v, 4) for k, v in feats.items()},
     )
