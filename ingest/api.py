@@ -63,11 +63,11 @@ class DocumentUploadApi(APIView):
             logger.info("upload refused: %s", exc)
             return Response({"file": [str(exc)]}, status=400)
         doc = submitted.document
-        if submitted.created:
+        if submitted.needs_processing:
             transaction.on_commit(lambda: ingest_document.delay(doc.pk))
         doc.refresh_from_db()
         body = DocumentOutput(doc, context={"request": request}).data
-        return Response(body, status=status.HTTP_202_ACCEPTED if submitted.created else status.HTTP_200_OK)
+        return Response(body, status=status.HTTP_202_ACCEPTED if submitted.needs_processing else status.HTTP_200_OK)
 
 
 class DocumentDetailApi(APIView):

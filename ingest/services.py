@@ -41,6 +41,11 @@ class Submitted:
     document: Document
     created: bool  # False when the same content was already uploaded
 
+    @property
+    def needs_processing(self) -> bool:
+        """New, or uploaded before but never finished (a failed document is tried again)."""
+        return self.created or self.document.status != Document.Status.DONE
+
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -107,6 +112,9 @@ def document_submit(filename: str, chunks: Iterable[bytes], requested_format: st
         content_hash = digest.hexdigest()
         existing = Document.objects.filter(content_hash=content_hash).first()
         if existing is not None:
+            if existing.status == Document.Status.FAILED:
+                Document.objects.filter(pk=existing.pk).update(status=Document.Status.QUEUED, error="")
+                existing.refresh_from_db()
             return Submitted(existing, created=False)
         try:
             with open_log(tmp) as fh:

@@ -34,7 +34,7 @@ def upload_view(request: HttpRequest) -> HttpResponse:
         context["error"] = str(exc)
         return render(request, "ingest/upload.html", context, status=400)
     doc = submitted.document
-    if submitted.created:
+    if submitted.needs_processing:
         transaction.on_commit(lambda: ingest_document.delay(doc.pk))
     return redirect(doc.get_absolute_url())
 
