@@ -5,8 +5,10 @@ the fit generalises (leave-one-query-out) and write triage/ranker_weights.json.
     .venv/bin/python bench/fit_ranker.py --dry-run      # fit and report only
 
 Training data: the dev benchmark (../shared/bench/dev and dev-long, labelled by source
-spans) when present, and the project's own hard cases (tests/data/hard_cases, labelled by
-words of the expected entry's title or remedy) against the project's samples/.
+spans) when present, the project's held-out benchmarks in bench/data/*/ (same format, other
+problems), and the project's own hard cases (tests/data/hard_cases, labelled by words of the
+expected entry's title or remedy) against the project's samples/. Each query set is also
+judged as if unseen: fitted on the others.
 """
 
 from __future__ import annotations
@@ -140,15 +142,19 @@ def collect(dev: bool) -> list[Group]:
                 groups.append(
                     group(f"{qfile.parent.name}:{q.id}", q.log, lambda pk, q=q: is_hit(sources[pk], q), q.has_match)
                 )
-    heldout = ROOT / "bench" / "data" / "heldout"
-    if (heldout / "corpus").exists():
+    # The project's own held-out benchmarks (same format as dev, other problems).
+    for heldout in sorted(p for p in (ROOT / "bench" / "data").iterdir() if (p / "corpus").is_dir()):
         entries, sources = load_kb([heldout / "corpus"])
         for qfile, tag in (
-            (heldout / "queries.jsonl", "heldout"),
-            (heldout / "long" / "queries.jsonl", "heldout-long"),
+            (heldout / "queries.jsonl", heldout.name),
+            (heldout / "long" / "queries.jsonl", f"{heldout.name}-long"),
         ):
+            if not qfile.exists():
+                continue
             for q in load_queries(qfile):
-                groups.append(group(f"{tag}:{q.id}", q.log, lambda pk, q=q: is_hit(sources[pk], q), q.has_match))
+                groups.append(
+                    group(f"{tag}:{q.id}", q.log, lambda pk, q=q, sources=sources: is_hit(sources[pk], q), q.has_match)
+                )
     # The hard cases were written against the project's samples with remedies (not the raw log).
     entries, sources = load_kb([p for p in sorted((ROOT / "samples").iterdir()) if p.name != "raw_train.log"])
     for line in (ROOT / "tests" / "data" / "hard_cases" / "cases.jsonl").read_text().splitlines():
