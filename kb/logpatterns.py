@@ -48,7 +48,10 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nccl_error", re.compile(r"\bNCCL (?:error|ERROR)\b(?P<msg>.*)")),
     ("disk_full", re.compile(r"No space left on device", re.I)),
     ("host_oom", re.compile(r"\b(?:Out of memory: Killed process|oom-kill|OOM killer|running low on memory)\b", re.I)),
-    ("segfault", re.compile(r"\b(?:Segmentation fault|Bus error|core dumped|SIGSEGV|SIGKILL|SIGABRT)\b")),
+    ("segfault", re.compile(r"\b(?:Segmentation fault|Bus error|core dumped|SIGSEGV|SIGBUS|SIGABRT)\b")),
+    # torchrun's "exitcode : -9", "Signal 9 (SIGKILL) received", a shell's bare "Killed": usually the
+    # host's OOM killer.
+    ("killed_by_signal", re.compile(r"\bSIGKILL\b|\bSignal 9\b|exitcode\s*:\s*-9\b|^\s*Killed\s*$")),
     ("watchdog_timeout", re.compile(r"Watchdog caught collective operation timeout", re.I)),
     ("dependency_conflict", re.compile(r"\brequires \S+, but you have\b")),
     ("cuda_error", re.compile(r"\bCUDA error\b|\bcudaError\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),

@@ -19,6 +19,7 @@ SPECIFIC_ERROR_LINES = frozenset(
         "host_oom",
         "watchdog_timeout",
         "segfault",
+        "killed_by_signal",
         "cuda_error",
         "dependency_conflict",
         "argparse_error",

@@ -47,3 +47,16 @@ def test_repeated_rank_output_is_one_error():
     sig, choice = signature_from_text(block.format(r=0) + block.format(r=1) + block.format(r=2))
     assert sig.frames == ("accelerate.accelerator:prepare",)
     assert choice.secondary == ()
+
+
+def test_torchrun_summary_points_at_the_kill_not_the_wrapper():
+    log = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+        "train.py FAILED\n"
+        "Root Cause (first observed failure):\n"
+        "  exitcode  : -9 (pid: 1234)\n"
+        "  traceback : Signal 9 (SIGKILL) received by PID 1234\n"
+    )
+    sig, _ = signature_from_text(log)
+    assert sig.pattern == "killed_by_signal"
