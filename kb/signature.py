@@ -133,7 +133,13 @@ def telling_lines(text: str, limit: int = 20) -> list[str]:
     return out[-limit:]
 
 
-def signature_of(choice: RootChoice, text: str) -> Signature:
+def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) -> Signature:
+    """The signature of a chosen root error, with the other errors as context.
+
+    `symptom_context=False` leaves known symptoms (wrappers, "Server 0 failed", torchrun's
+    summary) out of the context when the root itself is informative: in a pasted job log they
+    are noise, while in a curated entry they tell which symptom the problem shows.
+    """
     root = choice.root
     if root is None:
         # No recognisable error: the text itself (a hang described in words, say) is the problem.
@@ -154,8 +160,11 @@ def signature_of(choice: RootChoice, text: str) -> Signature:
         message = ""
     masked = mask_message(message)[:500]
     frames = tuple(frame_key(f) for f in reversed(root.frames))[:12]
+    keep_symptoms = symptom_context or root.symptom or root.kind not in ("traceback", "exception_line")
     context = tuple(
-        f"{b.short_type or b.pattern}: {mask_message(b.message)[:200]}" for b in choice.secondary if b.message
+        f"{b.short_type or b.pattern}: {mask_message(b.message)[:200]}"
+        for b in choice.secondary
+        if b.message and (keep_symptoms or not b.symptom)
     )[:4]
     all_frames = tuple(f for b in (root, *choice.secondary) for f in b.frames)
     return Signature(
@@ -171,9 +180,9 @@ def signature_of(choice: RootChoice, text: str) -> Signature:
     )
 
 
-def signature_from_text(text: str) -> tuple[Signature, RootChoice]:
+def signature_from_text(text: str, symptom_context: bool = True) -> tuple[Signature, RootChoice]:
     choice = select_root(scan_log(text))
-    return signature_of(choice, text), choice
+    return signature_of(choice, text, symptom_context), choice
 
 
 def compact_text(sig: Signature) -> str:

@@ -69,7 +69,7 @@ def triage_log(text: str, top_k: int = 5) -> TriageResult:
     """1. Scan the log and choose the root error; 2. embed its compact signature;
     3. gather and score candidates; 4. verdict by the calibrated score of the best one."""
     text = redact(text).text  # a pasted secret is never echoed back, stored or embedded
-    sig, choice = signature_from_text(text)
+    sig, choice = signature_from_text(text, symptom_context=False)
     query = query_from_signature(sig, extra_text=text if choice.root is None else "")
     snap = get_snapshot()
     embedder = get_embedder()
