@@ -14,6 +14,7 @@ from ingest.models import Document
 from ingest.parsers import FORMATS
 from ingest.services import IngestError, document_submit
 from ingest.tasks import ingest_document
+from kb.selectors import entries_of_document
 
 logger = logging.getLogger("fixbase.ingest")
 
@@ -42,4 +43,5 @@ def upload_view(request: HttpRequest) -> HttpResponse:
 def document_view(request: HttpRequest, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document, pk=pk)
     template = "ingest/_status.html" if request.htmx else "ingest/document.html"
-    return render(request, template, {"doc": doc, "polling": doc.status in ("queued", "processing")})
+    context = {"doc": doc, "polling": doc.status in ("queued", "processing"), "entries": entries_of_document(doc.pk)}
+    return render(request, template, context)

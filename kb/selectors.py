@@ -87,3 +87,8 @@ def entry_list(query: str = "", framework: str = "", needs_fix: bool | None = No
     if needs_fix is True:
         qs = qs.filter(remedy_markdown="")
     return qs.order_by("-n_occurrences", "-updated_at")
+
+
+def entries_of_document(document_id: int) -> QuerySet[Entry]:
+    """Entries with an occurrence in a document (new ones and ones it was grouped into)."""
+    return Entry.objects.filter(occurrences__document_id=document_id).distinct().order_by("pk")
