@@ -89,6 +89,7 @@ def test_upload_page_refuses_binary_and_shows_progress_for_text(db, client, djan
     assert ok.status_code == 302
     status = client.get(ok["Location"], HTTP_HX_REQUEST="true")
     assert b"done" in status.content and b"<html" not in status.content
+    assert b"MathAccuracy.__call__() missing 1 required positional argument" in status.content
 
 
 def test_merging_moves_occurrences_and_drops_the_duplicate_from_the_index(kb, client):
