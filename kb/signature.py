@@ -118,7 +118,9 @@ def exception_relation(a: str, b: str) -> float:
 
 
 def fingerprint(kind_name: str, masked: str) -> str:
-    norm = re.sub(r"[^a-z]+", " ", masked.lower()).strip()
+    """Hash of the exception (or pattern) and the words of the masked message: numbers, whether
+    masked or not, and punctuation do not count."""
+    norm = re.sub(r"[^a-z]+", " ", PLACEHOLDER_RE.sub(" ", masked).lower()).strip()
     return hashlib.sha1(f"{kind_name}|{norm}".encode()).hexdigest()[:16]
 
 

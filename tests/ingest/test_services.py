@@ -67,3 +67,46 @@ def test_rebuild_index_recreates_the_file_from_the_database():
     call_command("rebuild_index")
     meta = get_index().meta()
     assert meta is not None and meta.count == Entry.objects.count()
+
+
+@pytest.mark.django_db
+def test_the_same_problem_seen_again_becomes_an_occurrence_of_its_entry():
+    raw = (
+        "step 10 loss 0.3\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/site-packages/vllm/sampling_params.py", line 397, in _verify_args\n'
+        "    raise ValueError(\n"
+        "ValueError: max_tokens must be at least 1, got -1234.\n"
+    )
+    first = document_process(document_submit("run1.log", [raw.encode()]).document.pk)
+    assert first.entries_created == 1
+    entry = Entry.objects.get()
+    assert entry.needs_fix
+    notes = "# Raise max_model_len: prompt + max_tokens must fit\n" + raw.replace("-1234", "-777").replace(
+        "step 10", "step 99"
+    )
+    second = document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
+    assert (second.entries_created, second.entries_grouped) == (0, 1)
+    entry.refresh_from_db()
+    assert Entry.objects.count() == 1
+    assert [o.filename for o in entry.occurrences.all()] == ["run1.log", "notes.txt"]
+    assert entry.remedy_markdown.startswith("Raise max_model_len")  # the fix the second sighting brought
+
+
+@pytest.mark.django_db
+def test_different_code_paths_with_the_same_message_stay_separate():
+    def tb(module: str, func: str) -> str:
+        return (
+            "Traceback (most recent call last):\n"
+            f'  File "/opt/site-packages/{module}.py", line 1, in {func}\n'
+            "    x()\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        )
+
+    document_process(
+        document_submit("a.log", [tb("transformers/modeling_utils", "from_pretrained").encode()]).document.pk
+    )
+    document_process(
+        document_submit("b.log", [tb("verl/workers/actor/dp_actor", "update_policy").encode()]).document.pk
+    )
+    assert Entry.objects.count() == 2
