@@ -136,6 +136,15 @@ class Corpus:
             for t in uniq:
                 self.postings.setdefault(t, []).append(d.id)
         self.avg_len = sum(len(d.text_tokens) for d in docs) / self.n if docs else 1.0
+        self.text_tf = {d.id: Counter(d.text_tokens) for d in docs}
+        self._doc_vectors: dict[int, tuple[dict[str, float], dict[str, float]]] = {}
+
+    def doc_vectors(self, doc_id: int) -> tuple[dict[str, float], dict[str, float]]:
+        """TF-IDF of an entry's message, and of its message with its context (memoised)."""
+        if doc_id not in self._doc_vectors:
+            d = self.docs[doc_id]
+            self._doc_vectors[doc_id] = (self.tfidf(d.msg_tokens), self.tfidf(d.msg_tokens + d.ctx_tokens))
+        return self._doc_vectors[doc_id]
 
     def idf(self, df: Counter[str], token: str) -> float:
         return math.log(1.0 + (self.n + 1) / (df.get(token, 0) + 0.5))
@@ -157,7 +166,7 @@ class Corpus:
             idf = self.idf(self.text_df, t)
             for doc_id in ids:
                 d = self.docs[doc_id]
-                tf = d.text_tokens.count(t)
+                tf = self.text_tf[doc_id][t]
                 denom = tf + k1 * (1 - b + b * len(d.text_tokens) / self.avg_len)
                 scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1) / denom * min(qtf, 3) ** 0.5
         return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
@@ -193,15 +202,30 @@ def coverage(query_tokens: Sequence[str], doc: Doc, corpus: Corpus) -> float:
     uniq = set(query_tokens)
     if not uniq:
         return 0.0
-    doc_set = set(doc.text_tokens)
+    doc_set = corpus.text_tf[doc.id]
     total = sum(corpus.idf(corpus.text_df, t) for t in uniq)
     hit = sum(corpus.idf(corpus.text_df, t) for t in uniq if t in doc_set)
     return hit / total if total else 0.0
 
 
-def features(query: Query, doc: Doc, corpus: Corpus, dense: float) -> dict[str, float]:
+@dataclass(frozen=True)
+class QueryVectors:
+    """The query's TF-IDF vectors, computed once per triage rather than once per candidate."""
+
+    msg: dict[str, float]
+    msg_ctx: dict[str, float]
+    msg_ctx_tokens: tuple[str, ...]
+
+
+def query_vectors(query: Query, corpus: Corpus) -> QueryVectors:
+    both = tuple(query.msg_tokens) + tuple(query.ctx_tokens)
+    return QueryVectors(corpus.tfidf(query.msg_tokens), corpus.tfidf(both), both)
+
+
+def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVectors | None = None) -> dict[str, float]:
     sig = query.sig
-    q_msg = corpus.tfidf(query.msg_tokens)
+    qv = qv or query_vectors(query, corpus)
+    doc_msg, doc_ctx = corpus.doc_vectors(doc.id)
     if sig.exc_type and doc.exc_type:
         type_rel = exception_relation(sig.exc_type, doc.exc_type)
     elif sig.pattern and sig.pattern == doc.pattern:
@@ -209,18 +233,15 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float) -> dict[str, 
     else:
         type_rel = 0.0
     return {
-        "msg_cos": cosine(q_msg, corpus.tfidf(doc.msg_tokens)),
-        "ctx_cos": cosine(
-            corpus.tfidf(list(query.msg_tokens) + list(query.ctx_tokens)),
-            corpus.tfidf(list(doc.msg_tokens) + list(doc.ctx_tokens)),
-        ),
+        "msg_cos": cosine(qv.msg, doc_msg),
+        "ctx_cos": cosine(qv.msg_ctx, doc_ctx),
         "type_rel": type_rel,
         "frame_sim": frame_similarity(sig.frames, doc.frames, corpus),
         "coverage": coverage(query.text_tokens, doc, corpus),
         "dense": max(0.0, dense),
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint else 0.0,
         "framework": 1.0 if sig.framework and sig.framework == doc.framework else 0.0,
-        "msg_cover_entry": message_cover(doc.msg_tokens, list(query.msg_tokens) + list(query.ctx_tokens), corpus),
+        "msg_cover_entry": message_cover(doc.msg_tokens, qv.msg_ctx_tokens, corpus),
     }
 
 
@@ -265,6 +286,7 @@ def rank_candidates(
     ids: set[int] = {i for i, _ in dense_hits if i in corpus.docs}
     ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
     ids.update(d.id for d in corpus.docs.values() if d.fingerprint == query.sig.fingerprint)
+    qv = query_vectors(query, corpus)
     scored: list[tuple[Doc, dict[str, float]]] = []
     for doc_id in sorted(ids):
         doc = corpus.docs[doc_id]
@@ -272,7 +294,7 @@ def rank_candidates(
             # A metrics anomaly is identified by its pattern alone; the words of two
             # different anomalies (loss, reward, std...) overlap without meaning anything.
             continue
-        scored.append((doc, features(query, doc, corpus, dense_of(doc_id))))
+        scored.append((doc, features(query, doc, corpus, dense_of(doc_id), qv)))
     add_margins(scored)
     out = [Candidate(doc_id=d.id, features=f, score=model.probability(f)) for d, f in scored]
     out.sort(key=lambda c: (-c.score, c.doc_id))
