@@ -33,7 +33,9 @@ EXC_RE = re.compile(
     r"(?:\((?P<inner>[\w.]+)\))?"
     r"(?:(?P<colon>:)\s*(?P<msg>.*))?$"
 )
-WARNING_RE = re.compile(r"(?P<path>\S+\.py):\d+: (?P<type>\w*Warning): (?P<msg>.*)$")
+# Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
+# every search quadratic.
+WARNING_RE = re.compile(r"(?P<path>[^\s:]{1,300}\.py):\d+: (?P<type>\w{0,40}Warning): (?P<msg>.*)$")
 ARGPARSE_RE = re.compile(r"^(?P<prog>[\w .-]{1,40}): error: (?P<msg>.+)$")
 LOG_LINE_RE = re.compile(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
@@ -43,7 +45,7 @@ LOG_LINE_RE = re.compile(
 # Error lines that are not Python exceptions; the name says what kind of failure it is.
 ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cuda_oom", re.compile(r"CUDA out of memory", re.I)),
-    ("command_not_found", re.compile(r":\s*(?:line \d+:\s*)?\S+: command not found\s*$")),
+    ("command_not_found", re.compile(r":\s*(?:line \d+:\s*)?\S{1,300}: command not found\s*$")),
     ("nccl_warn", re.compile(r"\bNCCL WARN\b\s*(?P<msg>.*)")),
     ("nccl_error", re.compile(r"\bNCCL (?:error|ERROR)\b(?P<msg>.*)")),
     ("disk_full", re.compile(r"No space left on device", re.I)),
@@ -53,7 +55,7 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # host's OOM killer.
     ("killed_by_signal", re.compile(r"\bSIGKILL\b|\bSignal 9\b|exitcode\s*:\s*-9\b|^\s*Killed\s*$")),
     ("watchdog_timeout", re.compile(r"Watchdog caught collective operation timeout", re.I)),
-    ("dependency_conflict", re.compile(r"\brequires \S+, but you have\b")),
+    ("dependency_conflict", re.compile(r"\brequires \S{1,300}, but you have\b")),
     ("cuda_error", re.compile(r"\bCUDA error\b|\bcudaError\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),
     ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),
     (

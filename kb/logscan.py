@@ -81,8 +81,11 @@ class CleanLine:
     level: str = ""  # log level taken off with a prefix (vLLM's "WARNING 08-10 21:22:23 file.py:12]")
 
 
+MAX_LINE = 4096  # longer lines (data dumps) are cut: nothing that identifies an error sits past this
+
+
 def clean_line(raw: str) -> CleanLine:
-    text = raw
+    text = raw if len(raw) <= MAX_LINE else raw[:MAX_LINE]
     if "\r" in text:
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
     text = ANSI_RE.sub("", text)

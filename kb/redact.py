@@ -21,7 +21,7 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "assignment",
         re.compile(
-            r"(?<![\w-])((?:[A-Za-z_]*(?:API_?KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?))"
+            r"(?<![\w-])((?:[A-Za-z_]{0,60}(?:API_?KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?))"
             r"['\"]?\s*[=:]\s*['\"]?)([^\s'\",;]{6,})",
             re.I,
         ),

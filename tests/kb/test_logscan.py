@@ -124,3 +124,18 @@ def test_squashed_frames_on_one_line_are_split():
     log = 'Traceback (most recent call last):  File "/a/main.py", line 10, in <module>\n    from x import y\nImportError: nope'
     block = scan_log(log)[0]
     assert block.exc_type == "ImportError" and block.frames[0].function == "<module>"
+
+
+def test_megabyte_lines_do_not_stall_the_scanner():
+    # Each of these shapes once made a pattern backtrack quadratically over the line.
+    shapes = [
+        "x" * 200_000,
+        "a:" * 100_000,
+        "/a" * 100_000,
+        "{" * 100_000,
+        " " * 200_000 + "x",
+        "a" * 5000 + ".py:1: UserWarning: w",
+    ]
+    log = "\n".join(shapes) + "\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+    blocks = [b for b in scan_log(log) if b.kind != "warning"]
+    assert blocks[-1].message.startswith("CUDA error: an illegal memory access")
