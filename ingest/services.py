@@ -78,6 +78,8 @@ def _redacted_lines(raw: Path, encoding: str) -> Iterator[tuple[str, int]]:
             text = pending + decoder.decode(chunk, final=not chunk)
             if chunk:
                 cut = text.rfind("\n") + 1
+                if cut == 0 and len(text) > REDACT_BATCH:
+                    cut = len(text)  # no newline in sight: do not hold an endless line in memory
                 text, pending = text[:cut], text[cut:]
             out = redact(text.replace("\r\n", "\n"), mask_hosts=settings.FIXBASE_MASK_HOSTS)
             yield out.text, out.count

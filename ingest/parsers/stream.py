@@ -101,9 +101,11 @@ def iter_windows(stream: BinaryIO, encoding: str = "utf-8", chunk_bytes: int = C
             work, rest = buf, b""
         else:
             cut = buf.rfind(b"\n") + 1
-            if cut == 0:
+            if cut == 0 and len(buf) <= 4 * chunk_bytes:
                 carry = buf
                 continue
+            if cut == 0:
+                cut = len(buf)  # a line longer than four chunks is cut rather than held whole
             work, rest = buf[:cut], buf[cut:]
         windows = _windows_in(work)
         n_lines = work.count(b"\n") + (0 if not work or work.endswith(b"\n") else 1)

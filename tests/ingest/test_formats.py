@@ -94,3 +94,13 @@ def test_a_hang_described_in_words_is_a_problem_even_without_an_error():
     assert len(cands) == 1
     assert "hangs right after the vLLM engine starts" in cands[0].title
     assert "NCCL_P2P_DISABLE" in cands[0].remedy_markdown
+
+
+def test_streaming_scan_handles_a_file_without_newlines(tmp_path):
+    from ingest.parsers.stream import iter_windows
+
+    path = tmp_path / "one-line.log"
+    path.write_bytes(b"x" * (3 << 20) + b" RuntimeError: boom at the end\n")
+    with open(path, "rb") as fh:
+        windows = list(iter_windows(fh, chunk_bytes=1 << 18))
+    assert any("RuntimeError: boom" in w.text for w in windows)
