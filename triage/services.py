@@ -12,7 +12,7 @@ from kb.embedding import get_embedder
 from kb.logscan import ErrorBlock
 from kb.redact import redact
 from kb.rootcause import RootChoice
-from kb.signature import Signature, compact_text, signature_from_text
+from kb.signature import Signature, compact_text, signature_from_text, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
 from triage.ranking import Query, RankerModel, load_model, query_from_signature, rank_candidates
@@ -70,7 +70,8 @@ def triage_log(text: str, top_k: int = 5) -> TriageResult:
     3. gather and score candidates; 4. verdict by the calibrated score of the best one."""
     text = redact(text).text  # a pasted secret is never echoed back, stored or embedded
     sig, choice = signature_from_text(text, symptom_context=False)
-    query = query_from_signature(sig, extra_text=text if choice.root is None else "")
+    # With no error in it, the paste's own words (a hang described in words) are the query.
+    query = query_from_signature(sig, extra_text="\n".join(telling_lines(text)) if choice.root is None else "")
     snap = get_snapshot()
     embedder = get_embedder()
     qvec = embedder.encode([compact_text(sig)])[0]
