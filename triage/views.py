@@ -30,6 +30,7 @@ def paste_view(request: HttpRequest) -> HttpResponse:
         return _render(request, {"error": too_large_message()}, status=413)
     log = request.POST.get("log", "")
     if not log.strip():
+        logger.info("paste refused: empty")
         return _render(request, {"error": "The paste is empty: paste a traceback or a log."}, status=400)
     result = triage_log(log)
     triage_record(result, "web")
