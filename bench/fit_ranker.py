@@ -35,6 +35,7 @@ class Group:
     X: np.ndarray  # candidates × features
     y: np.ndarray  # 1 = the right entry
     known: bool
+    factor: np.ndarray  # what triage multiplies a candidate's probability by (family conflicts)
 
 
 def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
@@ -66,7 +67,7 @@ def top1(groups: list[Group], score: Callable[[Group], np.ndarray]) -> list[tupl
         if len(g.y) == 0:
             out.append((False, 0.0, g.known))
             continue
-        s = score(g)
+        s = score(g) * g.factor
         i = int(np.argmax(s))
         out.append((bool(g.y[i]), float(s[i]), g.known))
     return out
@@ -102,7 +103,7 @@ def collect(dev: bool) -> list[Group]:
 
     from kb.models import Entry
     from triage.evaluation import is_hit, load_queries
-    from triage.ranking import FEATURES
+    from triage.ranking import FAMILY_CONFLICT_FACTOR, FEATURES
     from triage.services import triage_log
 
     def load_kb(paths: list[Path]) -> tuple[dict[int, Entry], dict[int, list[dict[str, object]]]]:
@@ -130,7 +131,8 @@ def collect(dev: bool) -> list[Group]:
         res = triage_log(log, top_k=40)
         X = np.array([[m.features[f] for f in FEATURES] for m in res.matches]).reshape(-1, len(FEATURES))
         y = np.array([1.0 if label(m.entry_id) else 0.0 for m in res.matches])
-        return Group(qid, X, y, known)
+        factor = np.array([FAMILY_CONFLICT_FACTOR if m.features.get("family_conflict") else 1.0 for m in res.matches])
+        return Group(qid, X, y, known, factor)
 
     groups: list[Group] = []
     if dev and (SHARED / "dev" / "corpus").exists():

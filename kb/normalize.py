@@ -185,3 +185,25 @@ def module_of(path: str) -> str:
 
 def frame_key(frame: Frame) -> str:
     return f"{module_of(frame.path)}:{frame.function}"
+
+
+# Messages of the form "<family> error: <what went wrong>", where the family is shared by many
+# different failures: the part after the family decides which failure it is.
+ERROR_FAMILY_RE = re.compile(
+    r"^\s*(?P<family>CUDA error|cuda runtime error(?: \(\d+\))?|CUBLAS_STATUS_\w+|cuDNN error|"
+    r"NCCL error(?: in: \S+)?|nccl\w*Error)\s*[:,]?\s*(?P<specific>.*)$",
+    re.I | re.S,
+)
+FAMILY_NOISE = frozenset({"please", "report", "issue", "developer", "nccl", "version", "cuda", "error", "last", "num"})
+
+
+def error_family(masked_message: str) -> tuple[str, frozenset[str]] | None:
+    """("cuda", words of what went wrong) for "CUDA error: device-side assert triggered"; None
+    for a message that does not belong to such a family."""
+    m = ERROR_FAMILY_RE.match(masked_message)
+    if not m:
+        return None
+    family = m.group("family").split()[0].lower().removesuffix("error")
+    family = "nccl" if family.startswith("nccl") else family
+    words = frozenset(t for t in tokenize(m.group("specific")[:300]) if t not in FAMILY_NOISE and "_" not in t)
+    return (family, words) if words else None

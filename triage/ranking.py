@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.normalize import tokenize
+from kb.normalize import error_family, tokenize
 from kb.signature import Signature, exception_relation
 
 FEATURES = (
@@ -54,6 +54,7 @@ class Doc:
     msg_tokens: tuple[str, ...]
     ctx_tokens: tuple[str, ...]
     text_tokens: tuple[str, ...]
+    family: tuple[str, frozenset[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,17 @@ def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corp
     return sum(corpus.idf(corpus.msg_df, t) for t in uniq if t in have) / total if total else 0.0
 
 
+FAMILY_CONFLICT_FACTOR = 0.1
+
+
+def family_conflict(q: tuple[str, frozenset[str]] | None, e: tuple[str, frozenset[str]] | None) -> bool:
+    """Both messages belong to one family of errors but say different things after its name."""
+    if q is None or e is None or q[0] != e[0]:
+        return False
+    shared = len(q[1] & e[1])
+    return shared / min(len(q[1]), len(e[1])) < 0.5
+
+
 def add_margins(cands: list[tuple[Doc, dict[str, float]]]) -> None:
     """How far each candidate is ahead of the best other one: a clear winner is more
     believable than the best of several equally weak look-alikes. Entries with the same
@@ -296,6 +308,15 @@ def rank_candidates(
             continue
         scored.append((doc, features(query, doc, corpus, dense_of(doc_id), qv)))
     add_margins(scored)
-    out = [Candidate(doc_id=d.id, features=f, score=model.probability(f)) for d, f in scored]
+    q_family = error_family(query.sig.message)
+    out = []
+    for doc, feats in scored:
+        score = model.probability(feats)
+        if family_conflict(q_family, doc.family):
+            # Same family, different failure ("CUDA error: device-side assert" is not "CUDA
+            # error: no kernel image"): listed, never confident enough to be the answer.
+            feats["family_conflict"] = 1.0
+            score *= FAMILY_CONFLICT_FACTOR
+        out.append(Candidate(doc_id=doc.id, features=feats, score=score))
     out.sort(key=lambda c: (-c.score, c.doc_id))
     return out

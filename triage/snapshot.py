@@ -9,7 +9,7 @@ import numpy as np
 
 from kb.embedding import get_embedder
 from kb.models import Embedding
-from kb.normalize import tokenize
+from kb.normalize import error_family, tokenize
 from kb.selectors import EntryRecord, entry_records, kb_version
 from triage.ranking import Corpus, Doc, frame_tokens, message_tokens
 
@@ -43,6 +43,7 @@ def doc_of(rec: EntryRecord) -> Doc:
         msg_tokens=msg,
         ctx_tokens=ctx,
         text_tokens=text,
+        family=error_family(rec.message),
     )
 
 

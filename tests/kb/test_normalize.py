@@ -33,3 +33,23 @@ def test_frames_are_module_and_function_with_site_packages_stripped():
 def test_tokens_split_identifiers_and_chinese():
     tokens = tokenize("max_num_batched_tokens LLMEngine 训练卡住")
     assert {"max_num_batched_token", "batch", "llmengine", "engine", "训练", "卡住"} <= set(tokens)
+
+
+def test_error_families_keep_what_went_wrong():
+    from kb.normalize import error_family
+
+    assert error_family("CUDA error: device-side assert triggered") == (
+        "cuda",
+        frozenset({"device", "side", "assert", "trigger"}),
+    )
+    assert (
+        error_family("cuda runtime error (35) : CUDA driver version is insufficient for CUDA runtime version")[0]
+        == "cuda"
+    )
+    assert error_family(
+        "NCCL error in: <PATH>:<NUM>, internal error - please report this issue to the NCCL developers"
+    ) == (
+        "nccl",
+        frozenset({"internal"}),
+    )
+    assert error_family("max_tokens must be at least 1") is None

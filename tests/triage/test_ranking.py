@@ -22,14 +22,6 @@ def test_another_users_sm120_error_finds_the_transcript_fix(samples_kb):
     assert result.matches[0].sources[0].filename == "verl_ppo_chat.md"
 
 
-def test_confusable_cuda_error_is_not_given_the_sm120_fix(samples_kb):
-    result = triage_log(
-        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
-        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."
-    )
-    assert result.verdict == "no_match"
-
-
 def test_expected_grpo_zero_loss_is_explained_not_matched(samples_kb):
     result = triage_log(
         "{'loss': 0.0, 'grad_norm': 0.31, 'reward': 0.4, 'reward_std': 0.35, 'frac_reward_zero_std': 0.1}"
@@ -65,3 +57,27 @@ def test_match_explains_itself_and_shows_the_users_numbers(samples_kb):
     assert any("Same exception: ValueError" in r for r in top.explanation.reasons)
     assert 5 in top.explanation.highlight_lines
     assert any("6001 tokens" in n and "4096" in n for n in top.explanation.numbers)
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ],
+)
+def test_cuda_errors_of_the_same_family_are_not_merged(samples_kb, log):
+    result = triage_log(log + "\nCUDA kernel errors might be asynchronously reported at some other API call.")
+    assert result.verdict == "no_match"
+    kernel = [m for m in result.matches if "no kernel image" in m.title]
+    assert kernel and kernel[0].features.get("family_conflict") == 1.0
+
+
+def test_family_conflict_needs_different_words_after_the_family_name():
+    from triage.ranking import family_conflict
+
+    same = ("nccl", frozenset({"internal"}))
+    assert not family_conflict(same, ("nccl", frozenset({"internal", "check"})))
+    assert family_conflict(("nccl", frozenset({"remote", "network"})), ("nccl", frozenset({"unhandled", "system"})))
+    assert not family_conflict(("cuda", frozenset({"assert"})), None)
