@@ -33,6 +33,8 @@ def explain_match(
 ) -> Explanation:
     reasons: list[str] = []
     sig = query.sig
+    if features.get("family_conflict"):
+        reasons.append("Same family of error, but a different failure: the words after the family name differ.")
     if features.get("fingerprint"):
         reasons.append("Same error signature (exception and masked message are identical).")
     if sig.exc_type and features.get("type_rel", 0) >= 1:

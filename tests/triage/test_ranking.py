@@ -72,6 +72,7 @@ def test_cuda_errors_of_the_same_family_are_not_merged(samples_kb, log):
     assert result.verdict == "no_match"
     kernel = [m for m in result.matches if "no kernel image" in m.title]
     assert kernel and kernel[0].features.get("family_conflict") == 1.0
+    assert "different failure" in kernel[0].explanation.reasons[0]
 
 
 def test_family_conflict_needs_different_words_after_the_family_name():
