@@ -113,13 +113,7 @@ def entries_ingest(items: list[NewEntry]) -> IngestOutcome:
                 grouped.append(entry.pk)
             else:
                 entry = _entry_create(p)
-                Embedding.objects.create(
-                    entry=entry,
-                    model_name=embedder.name,
-                    dim=embedder.dim,
-                    vector=vec.astype(np.float32).tobytes(),
-                    text_sha1=_sha1(p.text),
-                )
+                _embedding_save(entry, vec)
                 created.append(entry)
                 created_vectors.append(vec)
             _occurrence_create(entry, item)
@@ -174,6 +168,20 @@ def _sha1(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
+def _embedding_save(entry: Entry, vector: np.ndarray) -> None:
+    """Store an entry's vector with the model that made it and the hash of the embedded text."""
+    embedder = get_embedder()
+    Embedding.objects.update_or_create(
+        entry=entry,
+        defaults={
+            "model_name": embedder.name,
+            "dim": embedder.dim,
+            "vector": vector.astype(np.float32).tobytes(),
+            "text_sha1": _sha1(entry.signature_text),
+        },
+    )
+
+
 def entries_embed(entry_ids: list[int] | None = None) -> int:
     """Embed entries whose vector is missing, stale or from another model; update the index.
 
@@ -190,15 +198,7 @@ def entries_embed(entry_ids: list[int] | None = None) -> int:
         vectors = embedder.encode([e.signature_text for e in todo])
         with transaction.atomic():
             for entry, vec in zip(todo, vectors, strict=True):
-                Embedding.objects.update_or_create(
-                    entry=entry,
-                    defaults={
-                        "model_name": embedder.name,
-                        "dim": embedder.dim,
-                        "vector": vec.astype(np.float32).tobytes(),
-                        "text_sha1": _sha1(entry.signature_text),
-                    },
-                )
+                _embedding_save(entry, vec)
             kb_version_bump()
         _index_add([e.pk for e in todo], vectors)
     elif get_index().meta() is None:
@@ -233,8 +233,6 @@ def entry_update(entry: Entry, *, title: str, remedy_markdown: str) -> Entry:
 
 def entry_create_from_paste(log: str, title: str = "") -> Entry:
     """A pasted log with no known match becomes a "needs a fix" entry the team fills in later."""
-    from kb.signature import signature_from_text
-
     log = redact(log).text
     sig, _ = signature_from_text(log)
     n_lines = max(1, len(log.splitlines()))
