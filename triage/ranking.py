@@ -316,6 +316,7 @@ def rank_candidates(
             # Same family, different failure ("CUDA error: device-side assert" is not "CUDA
             # error: no kernel image"): listed, never confident enough to be the answer.
             feats["family_conflict"] = 1.0
+            feats["rule_factor"] = FAMILY_CONFLICT_FACTOR
             score *= FAMILY_CONFLICT_FACTOR
         out.append(Candidate(doc_id=doc.id, features=feats, score=score))
     out.sort(key=lambda c: (-c.score, c.doc_id))

@@ -1,0 +1,125 @@
+"""Labelled triage benchmarks as the shared folder lays them out, turned into candidate tables.
+
+A *run* is one knowledge base plus the query sets asked against it:
+  dev    = ../shared/bench/dev/corpus + ../shared/samples,      queries dev, dev-long
+  train  = ../shared/bench/train/corpus + dev/corpus + samples, queries train, train-long
+(the same corpora `../shared/bench/run_bench.py` ingests). Every query is triaged with every
+candidate kept, so fitting and grouped cross-validation can re-rank offline.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from _django import ROOT
+
+SHARED = ROOT.parent / "shared"
+BENCH = SHARED / "bench"
+SAMPLES = SHARED / "samples"
+
+RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
+    "dev": (
+        [BENCH / "dev" / "corpus", SAMPLES],
+        [BENCH / "dev" / "spans.json", BENCH / "samples-spans.json"],
+        [("dev", BENCH / "dev" / "queries.jsonl"), ("dev-long", BENCH / "dev-long" / "queries.jsonl")],
+    ),
+    "train": (
+        [BENCH / "train" / "corpus", BENCH / "dev" / "corpus", SAMPLES],
+        [BENCH / "train" / "spans.json", BENCH / "dev" / "spans.json", BENCH / "samples-spans.json"],
+        [("train", BENCH / "train" / "queries.jsonl"), ("train-long", BENCH / "train-long" / "queries.jsonl")],
+    ),
+}
+
+
+@dataclass
+class QueryTable:
+    """One query's candidates as the triage pipeline scored them."""
+
+    set_name: str  # dev, dev-long, train, train-long
+    qid: str
+    problem: str  # the problem id; a query with no known match is its own problem
+    known: bool
+    entry_ids: np.ndarray
+    entry_problems: list[frozenset[str]]  # the problems each candidate's sources overlap
+    X: np.ndarray  # candidates × features
+    y: np.ndarray  # 1 where the candidate is the right entry
+    factor: np.ndarray  # what triage multiplies a candidate's probability by (rules on top of the model)
+    latency_ms: float
+
+
+def _spans(span_files: list[Path]) -> dict[str, list[tuple[int, int, str]]]:
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    for sf in span_files:
+        for fname, lst in json.loads(sf.read_text()).items():
+            out.setdefault(fname, []).extend((int(s), int(e), str(p)) for s, e, p in lst)
+    return out
+
+
+def _reset_kb() -> None:
+    from ingest.models import Document
+    from kb.models import Entry
+    from kb.services import index_rebuild, kb_version_bump
+
+    Entry.objects.all().delete()
+    Document.objects.all().delete()
+    kb_version_bump()
+    index_rebuild()
+
+
+def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
+    """Ingest the run's corpus into the (throwaway) knowledge base and triage every query."""
+    from django.core.management import call_command
+
+    from kb.models import Occurrence
+    from triage.services import triage_log
+
+    dirs, span_files, query_files = RUNS[run]
+    _reset_kb()
+    for d in dirs:
+        call_command("ingest", str(d), stdout=io.StringIO())
+    spans = _spans(span_files)
+    # An entry is right for a problem when one of its sources overlaps that problem's span and
+    # no other problem's (run_bench.py's rule); it stands for every problem any source overlaps.
+    source_problems: dict[int, list[frozenset[str]]] = {}
+    for occ in Occurrence.objects.values("entry_id", "filename", "line_start", "line_end"):
+        hits = frozenset(
+            p
+            for s, e, p in spans.get(Path(occ["filename"]).name, ())
+            if s <= occ["line_end"] and occ["line_start"] <= e
+        )
+        source_problems.setdefault(occ["entry_id"], []).append(hits)
+    out: list[QueryTable] = []
+    for set_name, qfile in query_files:
+        for line in qfile.read_text().splitlines():
+            q = json.loads(line)
+            start = time.perf_counter()
+            res = triage_log(q["log"], top_k=1000)
+            ms = (time.perf_counter() - start) * 1000
+            ids = np.array([m.entry_id for m in res.matches], dtype=np.int64)
+            srcs = [source_problems.get(int(i), []) for i in ids]
+            eprobs = [frozenset().union(*s) for s in srcs]
+            case = q.get("case")
+            y = np.array([1.0 if case and any(sp == {case} for sp in s) else 0.0 for s in srcs])
+            X = np.array([[m.features.get(f, 0.0) for f in features] for m in res.matches]).reshape(-1, len(features))
+            factor = np.array([m.features.get("rule_factor", 1.0) for m in res.matches])
+            out.append(
+                QueryTable(
+                    set_name=set_name,
+                    qid=q["id"],
+                    problem=case or f"unknown:{q['id']}",
+                    known=bool(q["expect"]),
+                    entry_ids=ids,
+                    entry_problems=eprobs,
+                    X=X,
+                    y=y,
+                    factor=factor,
+                    latency_ms=ms,
+                )
+            )
+    return out

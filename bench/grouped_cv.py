@@ -1,0 +1,258 @@
+"""Judge the triage ranker on failures it has never seen, and fit the shipped one.
+
+    .venv/bin/python bench/grouped_cv.py            # grouped-CV figures for dev, dev-long, train, train-long
+    .venv/bin/python bench/grouped_cv.py --write    # the same, then fit on everything and write the weights
+
+Every query of the shared benchmarks is triaged once with all candidates kept (bench/benchsets.py).
+Cross-validation is grouped by problem: the problems are split into folds; for each fold the
+ranker's weights, its match threshold and its "possibly related" floor are fitted on the other
+folds only — and the training rows that compare a query with an entry of a held-out problem are
+dropped, so a problem's reports and its entry never sit on both sides. The held-out fold is then
+ranked and decided with what was fitted without it. Every figure printed comes from that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from _django import ROOT, setup_throwaway
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold
+
+from benchsets import QueryTable, collect
+
+SETS = ("dev", "dev-long", "train", "train-long")
+MAX_SHOWN = 5
+FLOOR_LOSS = 0.02  # the floor may hide the right entry from at most this share of known queries
+
+
+@dataclass(frozen=True)
+class Fitted:
+    coef: np.ndarray
+    bias: float
+    threshold: float
+    floor: float
+
+
+def train_rows(tables: Sequence[QueryTable], held_out: set[str], cols: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = [], []
+    for t in tables:
+        if not len(t.y):
+            continue
+        keep = np.array([not (ep & held_out) for ep in t.entry_problems], dtype=bool)
+        xs.append(t.X[keep][:, cols])
+        ys.append(t.y[keep])
+    return np.vstack(xs), np.concatenate(ys)
+
+
+def fit_weights(tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float) -> tuple[np.ndarray, float]:
+    X, y = train_rows(tables, held_out, cols)
+    model = LogisticRegression(C=c, max_iter=2000)
+    model.fit(X, y)
+    return model.coef_[0], float(model.intercept_[0])
+
+
+def scores(t: QueryTable, coef: np.ndarray, bias: float, cols: list[int]) -> np.ndarray:
+    if not len(t.y):
+        return np.zeros(0)
+    z = np.clip(t.X[:, cols] @ coef + bias, -30, 30)
+    return (1 / (1 + np.exp(-z))) * t.factor
+
+
+def top(t: QueryTable, s: np.ndarray) -> tuple[bool, float, int | None]:
+    """(best is right, best score, 1-based rank of the right entry among all candidates)."""
+    if not len(s):
+        return False, 0.0, None
+    order = np.argsort(-s, kind="stable")
+    right = [k + 1 for k, i in enumerate(order) if t.y[i]]
+    return bool(t.y[order[0]]), float(s[order[0]]), (right[0] if right else None)
+
+
+def choose_threshold(rows: list[tuple[bool, float, bool]]) -> float:
+    """The threshold that answers most queries right: a known query by a match on the right
+    entry, an unknown one by not claiming a match. Midpoint of the widest best interval."""
+    cands = sorted({0.0, 1.0, *(p for _, p, _ in rows)})
+    best, best_iv = -1, (0.0, 1.0)
+    for lo, hi in zip(cands, cands[1:], strict=False):
+        t = (lo + hi) / 2
+        right = sum(1 for ok, p, known in rows if (p >= t and ok and known) or (p < t and not known))
+        if right > best or (right == best and hi - lo > best_iv[1] - best_iv[0]):
+            best, best_iv = right, (lo, hi)
+    return (best_iv[0] + best_iv[1]) / 2
+
+
+def choose_floor(right_scores: list[float], n_known: int) -> float:
+    """The highest score below which hiding candidates costs at most FLOOR_LOSS of known queries
+    the right entry they would otherwise have seen among the first five."""
+    allowed = int(FLOOR_LOSS * n_known)
+    ordered = sorted(right_scores)
+    return ordered[allowed] * 0.999 if len(ordered) > allowed else 0.0
+
+
+def fit_all(tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float, folds: int) -> Fitted:
+    """Weights on all `tables`; threshold and floor on their own out-of-fold scores (inner grouped CV)."""
+    coef, bias = fit_weights(tables, held_out, cols, c)
+    oof = inner_oof(tables, held_out, cols, c, folds)
+    rows = [(ok, p, t.known) for t, (ok, p, _) in oof]
+    right_scores = [p_right for t, (_, _, p_right) in oof if t.known and p_right is not None]
+    n_known = sum(1 for t in tables if t.known)
+    return Fitted(coef, bias, choose_threshold(rows), choose_floor(right_scores, n_known))
+
+
+def inner_oof(
+    tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float, folds: int
+) -> list[tuple[QueryTable, tuple[bool, float, float | None]]]:
+    """Out-of-fold (best right?, best score, score of the right entry if it is in the first five)."""
+    groups = [t.problem for t in tables]
+    out = []
+    for tr, te in GroupKFold(n_splits=folds).split(np.zeros(len(tables)), groups=groups):
+        inner_held = held_out | {tables[i].problem for i in te}
+        coef, bias = fit_weights([tables[i] for i in tr], inner_held, cols, c)
+        for i in te:
+            s = scores(tables[i], coef, bias, cols)
+            ok, p, rank = top(tables[i], s)
+            p_right = float(np.sort(s)[::-1][rank - 1]) if rank and rank <= MAX_SHOWN else None
+            out.append((tables[i], (ok, p, p_right)))
+    return out
+
+
+@dataclass(frozen=True)
+class Outcome:
+    table: QueryTable
+    verdict: str
+    rank: int | None  # rank of the right entry among the shown candidates
+
+
+def decide(t: QueryTable, s: np.ndarray, f: Fitted) -> Outcome:
+    ok, p, rank = top(t, s)
+    shown = int((s >= f.floor).sum()) if len(s) else 0
+    verdict = "match" if p >= f.threshold else ("possible" if shown else "no_match")
+    if rank is not None and rank > min(shown, MAX_SHOWN):
+        rank = None
+    return Outcome(t, verdict, rank)
+
+
+def grouped_cv(tables: list[QueryTable], cols: list[int], c: float, folds: int) -> list[Outcome]:
+    groups = [t.problem for t in tables]
+    out: list[Outcome] = []
+    for tr, te in GroupKFold(n_splits=folds).split(np.zeros(len(tables)), groups=groups):
+        held = {tables[i].problem for i in te}
+        fitted = fit_all([tables[i] for i in tr], held, cols, c, folds - 1)
+        out.extend(decide(tables[i], scores(tables[i], fitted.coef, fitted.bias, cols), fitted) for i in te)
+    return out
+
+
+def report(name: str, outs: Sequence[Outcome]) -> dict[str, float]:
+    known = [o for o in outs if o.table.known]
+    unknown = [o for o in outs if not o.table.known]
+    lat = sorted(o.table.latency_ms for o in outs)
+    right = sum(1 for o in known if o.rank == 1 and o.verdict == "match") + sum(
+        1 for o in unknown if o.verdict != "match"
+    )
+    return {
+        "set": name,
+        "known": len(known),
+        "unknown": len(unknown),
+        "hit@1": sum(1 for o in known if o.rank == 1) / max(1, len(known)),
+        "hit@5": sum(1 for o in known if o.rank) / max(1, len(known)),
+        "mrr": sum(1 / o.rank for o in known if o.rank) / max(1, len(known)),
+        "no_match_known": sum(1 for o in known if o.verdict != "match") / max(1, len(known)),
+        "no_match_unknown": sum(1 for o in unknown if o.verdict != "match") / max(1, len(unknown)),
+        "answered_right": right / max(1, len(outs)),
+        "p50_ms": statistics.median(lat) if lat else 0.0,
+        "p95_ms": lat[round(0.95 * (len(lat) - 1))] if lat else 0.0,
+    }
+
+
+def print_table(rows: list[dict[str, float]]) -> None:
+    cols = ("hit@1", "hit@5", "mrr", "no_match_known", "no_match_unknown", "answered_right", "p50_ms", "p95_ms")
+    print("| set | known | unknown | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 3) + "|")
+    for r in rows:
+        vals = [f"{r[c]:.0f}" if c.endswith("_ms") else f"{r[c]:.3f}" for c in cols]
+        print(f"| {r['set']} | {r['known']} | {r['unknown']} | " + " | ".join(vals) + " |")
+
+
+def precision_coverage(outs: Sequence[Outcome], tables_scores: dict[str, float]) -> None:
+    """Of the known queries answered at each threshold, how many were right."""
+    del outs, tables_scores
+
+
+def commit() -> str:
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "kb", "triage", "ingest"], cwd=ROOT, capture_output=True, text=True).stdout
+    return sha.strip() + ("+dirty" if dirty.strip() else "")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", action="store_true", help="fit on everything and write triage/ranker_weights.json")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
+    ap.add_argument("--drop", action="append", default=[], help="leave a feature out (ablation)")
+    ap.add_argument("--ablate", action="store_true", help="also report the CV figures without each feature")
+    ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
+    ap.add_argument("--show", action="store_true", help="print every wrong answer")
+    args = ap.parse_args()
+    tmp = setup_throwaway()
+    try:
+        from triage.ranking import FEATURES, WEIGHTS_PATH
+
+        tables = load_tables(args.cache, FEATURES)
+        cols = [i for i, f in enumerate(FEATURES) if f not in args.drop]
+        outs = grouped_cv(tables, cols, args.C, args.folds)
+        print(f"grouped {args.folds}-fold CV by problem, commit {commit()}, "
+              f"{len(tables)} queries on {len({t.problem for t in tables})} problems")
+        print_table([report(s, [o for o in outs if o.table.set_name == s]) for s in SETS]
+                    + [report("all", outs)])
+        if args.show:
+            for o in outs:
+                bad = (o.table.known and (o.rank != 1 or o.verdict != "match")) or (not o.table.known and o.verdict == "match")
+                if bad:
+                    print(f"  miss {o.table.set_name:10s} {o.table.qid:60s} verdict={o.verdict:8s} rank={o.rank}")
+        if args.ablate:
+            base = report("all", outs)["answered_right"]
+            for f in [FEATURES[i] for i in cols]:
+                sub = [i for i in cols if FEATURES[i] != f]
+                r = report("all", grouped_cv(tables, sub, args.C, args.folds))
+                print(f"without {f:18s} hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
+                      f"(delta {r['answered_right'] - base:+.3f})")
+        if args.write:
+            fitted = fit_all(tables, set(), cols, args.C, args.folds)
+            weights = {FEATURES[i]: round(float(w), 4) for i, w in zip(cols, fitted.coef, strict=True)}
+            WEIGHTS_PATH.write_text(json.dumps({
+                "weights": weights,
+                "bias": round(fitted.bias, 4),
+                "threshold": round(fitted.threshold, 4),
+                "floor": round(fitted.floor, 4),
+                "meta": {"fitted_by": "bench/grouped_cv.py --write", "queries": len(tables),
+                         "problems": len({t.problem for t in tables}), "C": args.C},
+            }, indent=2) + "\n")
+            print(f"wrote {WEIGHTS_PATH}: threshold {fitted.threshold:.4f}, floor {fitted.floor:.4f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_tables(cache: str | None, features: tuple[str, ...]) -> list[QueryTable]:
+    import pickle
+
+    if cache and Path(cache).exists():
+        with open(cache, "rb") as fh:
+            return pickle.load(fh)  # noqa: S301 - a file this script wrote
+    tables = collect("dev", features) + collect("train", features)
+    if cache:
+        with open(cache, "wb") as fh:
+            pickle.dump(tables, fh)
+    return tables
+
+
+if __name__ == "__main__":
+    main()
