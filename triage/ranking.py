@@ -19,8 +19,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from kb.normalize import error_family, tokenize
 from kb.signature import Signature, exception_relation
+from triage.lexical import RawLexicalIndex
 
 FEATURES = (
     "msg_cos",
@@ -34,6 +37,8 @@ FEATURES = (
     "msg_cover_entry",
     "msg_margin",
     "dense_margin",
+    "raw_rel",
+    "raw_margin",
 )
 WEIGHTS_PATH = Path(__file__).with_name("ranker_weights.json")
 FRAME_DECAY = 0.35
@@ -63,6 +68,7 @@ class Query:
     msg_tokens: tuple[str, ...]
     ctx_tokens: tuple[str, ...]
     text_tokens: tuple[str, ...]
+    raw_tokens: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,17 +118,18 @@ def message_tokens(masked: str, raw: str) -> tuple[str, ...]:
     return tuple(tokenize(masked)) + tuple("v" + v for v in VERSION_TOKEN_RE.findall(raw))
 
 
-def query_from_signature(sig: Signature, extra_text: str = "") -> Query:
+def query_from_signature(sig: Signature, extra_text: str = "", raw_tokens: Sequence[str] = ()) -> Query:
     msg = message_tokens(sig.message, sig.raw_message)
     ctx = tuple(t for c in sig.context for t in tokenize(c))
     text = tuple(list(msg) + list(ctx) + frame_tokens(sig.frames[:8]) + tokenize(extra_text))
-    return Query(sig=sig, msg_tokens=msg, ctx_tokens=ctx, text_tokens=text)
+    return Query(sig=sig, msg_tokens=msg, ctx_tokens=ctx, text_tokens=text, raw_tokens=tuple(raw_tokens))
 
 
 class Corpus:
     """Document frequencies and an inverted index over the entries' tokens."""
 
-    def __init__(self, docs: Sequence[Doc]) -> None:
+    def __init__(self, docs: Sequence[Doc], raw: RawLexicalIndex | None = None) -> None:
+        self.raw = raw
         self.docs = {d.id: d for d in docs}
         self.n = max(1, len(docs))
         self.msg_df: Counter[str] = Counter()
@@ -275,10 +282,25 @@ def add_margins(cands: list[tuple[Doc, dict[str, float]]]) -> None:
     """How far each candidate is ahead of the best other one: a clear winner is more
     believable than the best of several equally weak look-alikes. Entries with the same
     fingerprint are the same error seen twice, not competitors."""
-    for name, margin in (("msg_cos", "msg_margin"), ("dense", "dense_margin")):
+    for name, margin in (("msg_cos", "msg_margin"), ("dense", "dense_margin"), ("raw_rel", "raw_margin")):
         for doc, feats in cands:
             others = [f[name] for d, f in cands if d.id != doc.id and d.fingerprint != doc.fingerprint]
             feats[margin] = feats[name] - (max(others) if others else 0.0)
+
+
+def raw_relative_scores(query: Query, corpus: Corpus, pool: int, ids: set[int]) -> dict[int, float]:
+    """BM25 of the paste's error region against every entry's problem text, relative to the best
+    entry; the `pool` best join the candidates (`ids` is extended in place)."""
+    if corpus.raw is None or not query.raw_tokens:
+        return {}
+    scores = corpus.raw.scores(query.raw_tokens)
+    best = float(scores.max()) if len(scores) else 0.0
+    if best <= 0:
+        return {}
+    order = np.argsort(-scores)[:pool]
+    ids.update(int(corpus.raw.ids[k]) for k in order if scores[k] > 0 and int(corpus.raw.ids[k]) in corpus.docs)
+    pos = corpus.raw.position
+    return {i: float(scores[pos[i]]) / best for i in ids if i in pos}
 
 
 def rank_candidates(
@@ -298,6 +320,7 @@ def rank_candidates(
     ids: set[int] = {i for i, _ in dense_hits if i in corpus.docs}
     ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
     ids.update(d.id for d in corpus.docs.values() if d.fingerprint == query.sig.fingerprint)
+    raw_of = raw_relative_scores(query, corpus, pool, ids)
     qv = query_vectors(query, corpus)
     scored: list[tuple[Doc, dict[str, float]]] = []
     for doc_id in sorted(ids):
@@ -306,7 +329,9 @@ def rank_candidates(
             # A metrics anomaly is identified by its pattern alone; the words of two
             # different anomalies (loss, reward, std...) overlap without meaning anything.
             continue
-        scored.append((doc, features(query, doc, corpus, dense_of(doc_id), qv)))
+        feats = features(query, doc, corpus, dense_of(doc_id), qv)
+        feats["raw_rel"] = raw_of.get(doc_id, 0.0)
+        scored.append((doc, feats))
     add_margins(scored)
     q_family = error_family(query.sig.message)
     out = []

@@ -15,6 +15,7 @@ from kb.rootcause import RootChoice
 from kb.signature import Signature, compact_text, signature_from_text, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
+from triage.lexical import error_region, raw_tokens
 from triage.ranking import Query, RankerModel, load_model, query_from_signature, rank_candidates
 from triage.snapshot import Snapshot, get_snapshot
 
@@ -71,7 +72,11 @@ def triage_log(text: str, top_k: int = 5) -> TriageResult:
     text = redact(text).text  # a pasted secret is never echoed back, stored or embedded
     sig, choice = signature_from_text(text, symptom_context=False)
     # With no error in it, the paste's own words (a hang described in words) are the query.
-    query = query_from_signature(sig, extra_text="\n".join(telling_lines(text)) if choice.root is None else "")
+    telling = telling_lines(text)
+    region = error_region(text, (choice.root, *choice.secondary) if choice.root else (), telling)
+    query = query_from_signature(
+        sig, extra_text="\n".join(telling) if choice.root is None else "", raw_tokens=raw_tokens(region)
+    )
     snap = get_snapshot()
     embedder = get_embedder()
     qvec = embedder.encode([compact_text(sig)])[0]

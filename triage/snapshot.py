@@ -11,6 +11,7 @@ from kb.embedding import get_embedder
 from kb.models import Embedding
 from kb.normalize import error_family, tokenize
 from kb.selectors import EntryRecord, entry_records, kb_version
+from triage.lexical import RawLexicalIndex, raw_tokens
 from triage.ranking import Corpus, Doc, frame_tokens, message_tokens
 
 
@@ -68,7 +69,10 @@ def get_snapshot() -> Snapshot:
         }
         _current = Snapshot(
             version=version,
-            corpus=Corpus([doc_of(r) for r in records.values()]),
+            corpus=Corpus(
+                [doc_of(r) for r in records.values()],
+                raw=RawLexicalIndex(list(records), [raw_tokens(r.problem_excerpt) for r in records.values()]),
+            ),
             records=records,
             vectors=vectors,
         )

@@ -1,0 +1,64 @@
+"""Lexical retrieval over the raw text of entries' problems (BM25, via bm25s).
+
+Signatures fail on pastes that do not look like Python tracebacks (compiler errors, a
+debugger's "Exception has occurred", an error quoted in prose); the words of the lines around
+the error still match the entry that was written from the same failure. The query side is the
+region of the paste around its errors, not the whole log, so a job log's start-up noise does not
+drown them. Pure Python, no Django.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from kb.logscan import ErrorBlock, clean_line
+
+RAW_TOKEN_RE = re.compile(r"[a-z_][a-z0-9_]+|\d+")
+MAX_DOC_LINES = 200
+REGION_BEFORE, REGION_AFTER = 3, 2
+MAX_REGION_LINES = 120
+
+
+def raw_tokens(text: str) -> list[str]:
+    """Lower-cased words and numbers of text with ANSI codes and launcher prefixes removed."""
+    lines = text.splitlines()[:MAX_DOC_LINES]
+    return RAW_TOKEN_RE.findall("\n".join(clean_line(line).text for line in lines).lower())
+
+
+def error_region(text: str, blocks: Sequence[ErrorBlock], fallback: Sequence[str]) -> str:
+    """The lines of the paste around its errors; `fallback` lines when it has none."""
+    if not blocks:
+        return "\n".join(fallback)
+    lines = text.splitlines()
+    keep: set[int] = set()
+    for b in blocks:
+        keep.update(range(max(1, b.line_start - REGION_BEFORE), min(len(lines), b.line_end + REGION_AFTER) + 1))
+        if len(keep) >= MAX_REGION_LINES:
+            break
+    return "\n".join(lines[n - 1] for n in sorted(keep)[:MAX_REGION_LINES])
+
+
+class RawLexicalIndex:
+    """BM25 over entries' problem text; `scores` is aligned with the ids it was built from."""
+
+    def __init__(self, ids: Sequence[int], token_lists: Sequence[Sequence[str]]) -> None:
+        import bm25s
+
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.position = {int(i): k for k, i in enumerate(self.ids)}
+        self._bm25 = None
+        if len(self.ids):
+            self._bm25 = bm25s.BM25()
+            self._bm25.index([list(t) or ["<empty>"] for t in token_lists], show_progress=False)
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        if self._bm25 is None or not tokens:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        vocab = self._bm25.vocab_dict
+        known = [t for t in dict.fromkeys(tokens) if t in vocab]
+        if not known:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
