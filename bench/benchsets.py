@@ -99,7 +99,7 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
         for line in qfile.read_text().splitlines():
             q = json.loads(line)
             start = time.perf_counter()
-            res = triage_log(q["log"], top_k=1000)
+            res = triage_log(q["log"], top_k=1000, min_score=0.0)
             ms = (time.perf_counter() - start) * 1000
             ids = np.array([m.entry_id for m in res.matches], dtype=np.int64)
             srcs = [source_problems.get(int(i), []) for i in ids]

@@ -129,6 +129,8 @@ class Outcome:
     table: QueryTable
     verdict: str
     rank: int | None  # rank of the right entry among the shown candidates
+    best: float = 0.0  # the best candidate's probability
+    best_right: bool = False
 
 
 def decide(t: QueryTable, s: np.ndarray, f: Fitted) -> Outcome:
@@ -137,7 +139,7 @@ def decide(t: QueryTable, s: np.ndarray, f: Fitted) -> Outcome:
     verdict = "match" if p >= f.threshold else ("possible" if shown else "no_match")
     if rank is not None and rank > min(shown, MAX_SHOWN):
         rank = None
-    return Outcome(t, verdict, rank)
+    return Outcome(t, verdict, rank, p, ok)
 
 
 def grouped_cv(tables: list[QueryTable], cols: list[int], c: float, folds: int) -> list[Outcome]:
@@ -181,9 +183,20 @@ def print_table(rows: list[dict[str, float]]) -> None:
         print(f"| {r['set']} | {r['known']} | {r['unknown']} | " + " | ".join(vals) + " |")
 
 
-def precision_coverage(outs: Sequence[Outcome], tables_scores: dict[str, float]) -> None:
-    """Of the known queries answered at each threshold, how many were right."""
-    del outs, tables_scores
+def precision_coverage(outs: Sequence[Outcome]) -> None:
+    """What a threshold on the out-of-fold best score would give: precision (of the queries
+    answered "match", the share whose first entry is right) against coverage (the share of
+    known queries answered "match") and no_match on unknown."""
+    known = [o for o in outs if o.table.known]
+    unknown = [o for o in outs if not o.table.known]
+    print("| threshold | precision | coverage of known | no_match on unknown |")
+    print("|---|---|---|---|")
+    for t in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        answered = [o for o in outs if o.best >= t]
+        good = sum(1 for o in answered if o.table.known and o.best_right)
+        cov = sum(1 for o in known if o.best >= t) / max(1, len(known))
+        abst = sum(1 for o in unknown if o.best < t) / max(1, len(unknown))
+        print(f"| {t:.2f} | {good / max(1, len(answered)):.3f} | {cov:.3f} | {abst:.3f} |")
 
 
 def commit() -> str:
@@ -201,6 +214,7 @@ def main() -> None:
     ap.add_argument("--ablate", action="store_true", help="also report the CV figures without each feature")
     ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--show", action="store_true", help="print every wrong answer")
+    ap.add_argument("--curve", action="store_true", help="print the precision-coverage curve of the CV scores")
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:
@@ -213,6 +227,8 @@ def main() -> None:
               f"{len(tables)} queries on {len({t.problem for t in tables})} problems")
         print_table([report(s, [o for o in outs if o.table.set_name == s]) for s in SETS]
                     + [report("all", outs)])
+        if args.curve:
+            precision_coverage(outs)
         if args.show:
             for o in outs:
                 bad = (o.table.known and (o.rank != 1 or o.verdict != "match")) or (not o.table.known and o.verdict == "match")

@@ -13,10 +13,16 @@ TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?
 
 # Prefixes that launchers, Ray, torchrun, docker compose and NCCL put in front of every line.
 PREFIX_RES = (
-    re.compile(r"^\[rank\d+\]:\s?"),
-    re.compile(r"^\[default\d+\]:\s?"),
+    # CI runners' timestamps (GitHub Actions "2026-07-30T10:35:18.6494363Z ", Jenkins "[2026-07-30T10:35:18.649Z] ").
+    re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\]?\s"),
+    # Any short bracketed tag ending in a colon: [rank0]:, [rankx]:, [default0]:, [worker-3]:.
+    re.compile(r"^\[[\w.\-]{1,30}\]:\s?"),
     re.compile(r"^\((?:[\w.\-]+\s+)?(?:[\w.\-]+=[^\s,)]+[,\s]+)*pid=\d+[^)]{0,80}\)\s?"),
-    re.compile(r"^[\w.-]+-\d+\s+\|\s"),
+    # docker compose and similar multiplexers: "worker-3  | ", "trainer_1 | ".
+    re.compile(r"^[\w.\-]{0,30}[\d_\-][\w.\-]{0,30}\s+\|\s"),
+    # Markdown quotes and an opening backtick around a pasted error.
+    re.compile(r"^(?:>\s?)+(?=\S)"),
+    re.compile(r"^`(?!``)"),
     re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),
     re.compile(r"^[\w.-]+:\d+:\d+ \[\d+\] "),
 )
@@ -56,6 +62,8 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("killed_by_signal", re.compile(r"\bSIGKILL\b|\bSignal 9\b|exitcode\s*:\s*-9\b|^\s*Killed\s*$")),
     ("watchdog_timeout", re.compile(r"Watchdog caught collective operation timeout", re.I)),
     ("dependency_conflict", re.compile(r"\brequires \S{1,300}, but you have\b")),
+    # gcc/clang/nvcc diagnostics: "main.c:5:10: fatal error: Python.h: No such file or directory".
+    ("compiler_error", re.compile(r"\S{1,300}?:\d+(?::\d+)?: (?:fatal )?error: ")),
     ("cuda_error", re.compile(r"\bCUDA error\b|\bcudaError\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),
     ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),
     (
@@ -87,6 +95,10 @@ WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", 
 QUIET_LINE_RE = re.compile(
     r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: )"
 )
+# A debugger's report of an exception (VS Code in English and Chinese): the type, then its message below.
+DEBUGGER_EXC_RE = re.compile(r"^\s*(?:Exception has occurred|发生异常)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
+# The source line of the innermost frame of a traceback cut before its exception line.
+RAISE_LINE_RE = re.compile(r"^\s*raise\s+(?P<type>[\w.]*(?:Error|Exception|Failure))\s*\(\s*(?P<msg>.*)$")
 CODE_LINE_RE = re.compile(
     r"^\s*(?:raise|return|print|def|class|elif|else|for|while|try|except|import|from|with|assert|if)\b(?!:)"
     r"|^\s*(?:#|//|>>>)|[=(,\[]\s*$"

@@ -16,6 +16,7 @@ from kb.logpatterns import (
     CHAIN_CAUSE_RE,
     CHAIN_DURING_RE,
     CODE_LINE_RE,
+    DEBUGGER_EXC_RE,
     ERROR_LINE_PATTERNS,
     EXC_RE,
     FRAME_RE,
@@ -27,6 +28,7 @@ from kb.logpatterns import (
     METRIC_RE,
     PREFIX_RES,
     QUIET_LINE_RE,
+    RAISE_LINE_RE,
     RAY_SECTION_RE,
     SHELL_LINE_RE,
     SYMPTOM_RES,
@@ -103,7 +105,10 @@ def clean_line(raw: str) -> CleanLine:
                 level = m.groupdict().get("level") or level
                 text = text[m.end() :]
                 changed = True
-    return CleanLine(text=text.rstrip(), prefix=" ".join(prefix_parts), level=level)
+    text = text.rstrip()
+    if "`" in prefix_parts:
+        text = text.removesuffix("`").rstrip()
+    return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
 
 
 def split_squashed_frames(text: str) -> list[str]:
@@ -251,7 +256,22 @@ class _Scanner:
                 continue
             break
         end = max(start, i - 1)
-        if frames:
+        raised = self._raise_statement(last_frame_idx) if frames else None
+        if raised:
+            exc_type, message = raised
+            self.blocks.append(
+                ErrorBlock(
+                    kind="traceback",
+                    exc_type=exc_type,
+                    message=message,
+                    frames=tuple(frames),
+                    line_start=self.lineno(start),
+                    line_end=self.lineno(end),
+                    wrappers=tuple(wrappers),
+                    prefix=self.logical[start][2],
+                )
+            )
+        elif frames:
             self.blocks.append(
                 ErrorBlock(
                     kind="truncated_traceback",
@@ -265,6 +285,17 @@ class _Scanner:
                 )
             )
         return max(i, start + 1)
+
+    def _raise_statement(self, frame_idx: int) -> tuple[str, str] | None:
+        """A traceback cut before its exception line still shows, under its last frame, the
+        `raise X("message")` that failed: the type and the literal part of the message."""
+        if frame_idx + 1 >= len(self.logical):
+            return None
+        m = RAISE_LINE_RE.match(self.text(frame_idx + 1))
+        if not m:
+            return None
+        literal = " ".join(re.findall(r"""[frb]?["']([^"'{}]{3,})""", m.group("msg")))
+        return (m.group("type"), literal.strip()) if _is_informative(literal) else None
 
     def _frames_follow(self, i: int) -> bool:
         n = len(self.logical)
@@ -352,6 +383,9 @@ class _Scanner:
         exc = _match_exception(t) if not t.startswith("    ") else None
         if exc and (exc.group("msg") or exc.group("inner")):
             return self._finish_exception(i, i, exc, [], [], "")
+        dbg = DEBUGGER_EXC_RE.match(t)
+        if dbg:
+            return self._debugger_exception(i, dbg.group("type"))
         metric = METRIC_RE.search(t)
         if metric:
             self._add_metric(i, metric.group(0))
@@ -402,6 +436,23 @@ class _Scanner:
                 )
             )
         return i + 1
+
+    def _debugger_exception(self, i: int, exc_type: str) -> int:
+        """"Exception has occurred: ValueError" with the message on the lines below it."""
+        end = self._continuation(i)
+        message = " ".join(self.text(k).strip() for k in range(i + 1, end)).strip()
+        self.blocks.append(
+            ErrorBlock(
+                kind="exception_line",
+                exc_type=exc_type,
+                message=message,
+                frames=(),
+                line_start=self.lineno(i),
+                line_end=self.lineno(max(i, end - 1)),
+                prefix=self.logical[i][2],
+            )
+        )
+        return max(end, i + 1)
 
     def _add_error_line(self, i: int, pattern: str, text: str) -> None:
         self.blocks.append(

@@ -125,9 +125,25 @@ def strip_boilerplate(message: str) -> str:
     return WS_RE.sub(" ", message).strip()
 
 
+FILE_NAME_RE = re.compile(r"^[A-Za-z_][\w\-]*(?:\.[A-Za-z]\w*)+(?:\.\d+)*$")
+
+
+def _mask_path(m: re.Match[str]) -> str:
+    """A path's folders vary by machine; its file name (config.json, libcudart.so.12) tells
+    which file was missing or broken, so it stays."""
+    name = re.split(r"[\\/]", m.group(0).rstrip("\\/"))[-1]
+    return f"<PATH> {name}" if FILE_NAME_RE.match(name) else "<PATH>"
+
+
+def _mask_url(m: re.Match[str]) -> str:
+    """The host of a URL tells which service failed (huggingface.co, pypi.org); the rest varies."""
+    host = re.match(r"https?://([\w.\-]+)", m.group(0))
+    return f"<URL> {host.group(1)}" if host else "<URL>"
+
+
 def mask_message(message: str) -> str:
-    s = URL_RE.sub("<URL>", strip_boilerplate(message))
-    s = PATH_RE.sub("<PATH>", s)
+    s = URL_RE.sub(_mask_url, strip_boilerplate(message))
+    s = PATH_RE.sub(_mask_path, s)
     s = IP_RE.sub("<IP>", s)
     s = PID_RE.sub(lambda m: f"{m.group(1)}=<PID>", s)
     s = HEX_RE.sub("<HEX>", s)

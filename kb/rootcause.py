@@ -23,6 +23,7 @@ SPECIFIC_ERROR_LINES = frozenset(
         "cuda_error",
         "dependency_conflict",
         "argparse_error",
+        "compiler_error",
     }
 )
 

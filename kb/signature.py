@@ -17,7 +17,11 @@ from kb.normalize import WS_RE, frame_key, mask_message, module_of
 from kb.rootcause import RootChoice, select_root
 
 PLACEHOLDER_RE = re.compile(r"<(?:NUM|PATH|HEX|IP|VER|PID|URL)>")
-CONFIG_DUMP_RE = re.compile(r"^[{'\"\s]*'?[\w.]+'?\s*:\s*[\[{'\"\w.\-]*[,}\]]*\s*$|^\d{4}-\d\d-\d\d[ T][\d:,.]+ INFO\b")
+CONFIG_DUMP_RE = re.compile(
+    r"^[{'\"\s]*'?[\w.]+'?\s*:\s*[\[{'\"\w.\-]*[,}\]]*\s*$|^\d{4}-\d\d-\d\d[ T][\d:,.]+ INFO\b"
+    # a line of a printed dict or JSON config: 'key': {... / "key": value,
+    r"|^[{\s]*['\"][\w.\-/]+['\"]\s*:\s*\S"
+)
 
 # Most specific first: the RL framework a user runs matters more than the libraries beneath it.
 FRAMEWORK_ORDER = (

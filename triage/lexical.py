@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kb.logpatterns import QUIET_LINE_RE
 from kb.logscan import ErrorBlock, clean_line
 
 RAW_TOKEN_RE = re.compile(r"[a-z_][a-z0-9_]+|\d+")
@@ -29,16 +30,27 @@ def raw_tokens(text: str) -> list[str]:
 
 
 def error_region(text: str, blocks: Sequence[ErrorBlock], fallback: Sequence[str]) -> str:
-    """The lines of the paste around its errors; `fallback` lines when it has none."""
+    """The lines of the paste around its errors (informational lines, config dumps and lines
+    repeated by other ranks left out); `fallback` lines when it has none."""
+    blocks = [b for b in blocks if b.kind != "warning" and not b.symptom] or list(blocks[:1])
     if not blocks:
         return "\n".join(fallback)
     lines = text.splitlines()
-    keep: set[int] = set()
+    numbers: set[int] = set()
     for b in blocks:
-        keep.update(range(max(1, b.line_start - REGION_BEFORE), min(len(lines), b.line_end + REGION_AFTER) + 1))
-        if len(keep) >= MAX_REGION_LINES:
+        numbers.update(range(max(1, b.line_start - REGION_BEFORE), min(len(lines), b.line_end + REGION_AFTER) + 1))
+    out: list[str] = []
+    seen: set[str] = set()
+    for n in sorted(numbers):
+        cl = clean_line(lines[n - 1])
+        body = cl.text.strip()
+        if not body or body in seen or cl.level in ("INFO", "DEBUG") or QUIET_LINE_RE.match(body):
+            continue
+        seen.add(body)
+        out.append(body)
+        if len(out) >= MAX_REGION_LINES:
             break
-    return "\n".join(lines[n - 1] for n in sorted(keep)[:MAX_REGION_LINES])
+    return "\n".join(out)
 
 
 class RawLexicalIndex:

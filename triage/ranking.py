@@ -5,7 +5,7 @@ message similarity (TF-IDF over masked message tokens), exception-type relation,
 similarity weighted by distance from the raise and by rarity across the knowledge base
 (in the spirit of TraceSim), lexical coverage of the query by the entry's text, dense
 similarity of the compact signature texts, an exact-fingerprint flag and framework
-agreement. A logistic model fitted on labelled triage data (bench/fit_ranker.py) turns the
+agreement. A logistic model fitted on labelled triage data (bench/grouped_cv.py) turns the
 features into a calibrated probability that the entry is the right fix.
 """
 
@@ -82,7 +82,8 @@ class Candidate:
 class RankerModel:
     weights: dict[str, float]
     bias: float
-    threshold: float
+    threshold: float  # a confident match from here up
+    floor: float = 0.0  # below this a candidate is not worth showing at all
     meta: dict[str, object] = field(default_factory=dict)
 
     def probability(self, features: dict[str, float]) -> float:
@@ -96,6 +97,7 @@ def load_model(path: Path = WEIGHTS_PATH) -> RankerModel:
         weights={k: float(v) for k, v in data["weights"].items()},
         bias=float(data["bias"]),
         threshold=float(data["threshold"]),
+        floor=float(data.get("floor", 0.0)),
         meta=data.get("meta", {}),
     )
 

@@ -66,9 +66,18 @@ def match_threshold() -> float:
     return configured if configured >= 0 else ranker_model().threshold
 
 
-def triage_log(text: str, top_k: int = 5) -> TriageResult:
+def verdict_of(best: float | None, threshold: float) -> str:
+    """"match" when the best candidate is confident enough to be the fix; "possible" when some
+    candidates are worth a look (listed, never presented as the fix); else "no_match"."""
+    if best is None:
+        return "no_match"
+    return "match" if best >= threshold else "possible"
+
+
+def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> TriageResult:
     """1. Scan the log and choose the root error; 2. embed its compact signature;
-    3. gather and score candidates; 4. verdict by the calibrated score of the best one."""
+    3. gather and score candidates, keep those above the model's floor (or `min_score`);
+    4. verdict by the calibrated score of the best one."""
     text = redact(text).text  # a pasted secret is never echoed back, stored or embedded
     sig, choice = signature_from_text(text, symptom_context=False)
     # With no error in it, the paste's own words (a hang described in words) are the query.
@@ -89,8 +98,10 @@ def triage_log(text: str, top_k: int = 5) -> TriageResult:
     model = ranker_model()
     ranked = rank_candidates(query, snap.corpus, dense_hits, dense_of, model)
     threshold = match_threshold()
-    matches = tuple(_match(c.doc_id, c.score, c.features, query, snap, choice, text) for c in ranked[:top_k])
-    verdict = "match" if matches and matches[0].score >= threshold else "no_match"
+    floor = model.floor if min_score is None else min_score
+    shown = [c for c in ranked if c.score >= floor][:top_k]
+    matches = tuple(_match(c.doc_id, c.score, c.features, query, snap, choice, text) for c in shown)
+    verdict = verdict_of(matches[0].score if matches else None, threshold)
     return TriageResult(
         verdict=verdict,
         signature=sig,
@@ -160,7 +171,7 @@ def trends(days: int = 30) -> dict[str, object]:
             if c["top_entry_id"] in titles
         ],
         "unmatched": list(
-            recent.filter(verdict="no_match")
+            recent.exclude(verdict="match")
             .values("fingerprint", "headline")
             .annotate(n=Count("id"))
             .order_by("-n")[:20]
