@@ -241,6 +241,15 @@ def main() -> None:
                 r = report("all", grouped_cv(tables, sub, args.C, args.folds))
                 print(f"without {f:18s} hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
                       f"(delta {r['answered_right'] - base:+.3f})")
+        if args.ablate:
+            for t in tables:
+                t.factor_saved = t.factor  # type: ignore[attr-defined]
+                t.factor = np.ones_like(t.factor)
+            r = report("all", grouped_cv(tables, cols, args.C, args.folds))
+            print(f"without the family-conflict rule hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
+                  f"(delta {r['answered_right'] - base:+.3f})")
+            for t in tables:
+                t.factor = t.factor_saved  # type: ignore[attr-defined]
         if args.write:
             fitted = fit_all(tables, set(), cols, args.C, args.folds)
             weights = {FEATURES[i]: round(float(w), 4) for i, w in zip(cols, fitted.coef, strict=True)}

@@ -9,8 +9,9 @@ drown them. Pure Python, no Django.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -74,3 +75,27 @@ class RawLexicalIndex:
         if not known:
             return np.zeros(len(self.ids), dtype=np.float32)
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+
+    def coverage(self, tokens: Sequence[str], candidates: Iterable[int]) -> dict[int, float]:
+        """IDF-weighted share of the query's distinct words that each candidate's text contains.
+
+        Unlike BM25 relative to the best entry, this is on an absolute scale: a paste whose
+        words are mostly new to the knowledge base covers little of any entry, however the
+        entries rank among themselves. Read from the BM25 matrix's postings (token → entries)."""
+        pos = {self.position[i]: i for i in candidates if i in self.position}
+        uniq = set(tokens)
+        if self._bm25 is None or not pos or not uniq:
+            return {}
+        n = len(self.ids)
+        vocab, indptr, indices = self._bm25.vocab_dict, self._bm25.scores["indptr"], self._bm25.scores["indices"]
+        wanted = np.fromiter(pos, dtype=np.int64)
+        got = np.zeros(len(wanted))
+        total = 0.0
+        for t in uniq:
+            tid = vocab.get(t)
+            df = 0 if tid is None else int(indptr[tid + 1] - indptr[tid])
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            total += idf
+            if df:
+                got += idf * np.isin(wanted, indices[indptr[tid] : indptr[tid + 1]])
+        return {pos[int(k)]: float(v) / total for k, v in zip(wanted, got, strict=True)} if total else {}

@@ -15,6 +15,7 @@ def result_as_dict(result: TriageResult, absolute: Callable[[str], str] = lambda
     return {
         "verdict": result.verdict,
         "threshold": result.threshold,
+        "floor": result.floor,
         "signature": {
             "exception": sig.exc_type,
             "message": sig.message,

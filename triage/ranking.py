@@ -33,12 +33,9 @@ FEATURES = (
     "coverage",
     "dense",
     "fingerprint",
-    "framework",
     "msg_cover_entry",
-    "msg_margin",
-    "dense_margin",
-    "raw_rel",
-    "raw_margin",
+    "raw_cover",
+    "raw_cover_margin",
 )
 WEIGHTS_PATH = Path(__file__).with_name("ranker_weights.json")
 FRAME_DECAY = 0.35
@@ -284,7 +281,7 @@ def add_margins(cands: list[tuple[Doc, dict[str, float]]]) -> None:
     """How far each candidate is ahead of the best other one: a clear winner is more
     believable than the best of several equally weak look-alikes. Entries with the same
     fingerprint are the same error seen twice, not competitors."""
-    for name, margin in (("msg_cos", "msg_margin"), ("dense", "dense_margin"), ("raw_rel", "raw_margin")):
+    for name, margin in (("raw_cover", "raw_cover_margin"),):
         for doc, feats in cands:
             others = [f[name] for d, f in cands if d.id != doc.id and d.fingerprint != doc.fingerprint]
             feats[margin] = feats[name] - (max(others) if others else 0.0)
@@ -323,6 +320,7 @@ def rank_candidates(
     ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
     ids.update(d.id for d in corpus.docs.values() if d.fingerprint == query.sig.fingerprint)
     raw_of = raw_relative_scores(query, corpus, pool, ids)
+    raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
     qv = query_vectors(query, corpus)
     scored: list[tuple[Doc, dict[str, float]]] = []
     for doc_id in sorted(ids):
@@ -333,6 +331,7 @@ def rank_candidates(
             continue
         feats = features(query, doc, corpus, dense_of(doc_id), qv)
         feats["raw_rel"] = raw_of.get(doc_id, 0.0)
+        feats["raw_cover"] = raw_cover.get(doc_id, 0.0)
         scored.append((doc, feats))
     add_margins(scored)
     q_family = error_family(query.sig.message)

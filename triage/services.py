@@ -51,6 +51,7 @@ class TriageResult:
     notes: tuple[str, ...]
     root_lines: tuple[int, int] | None
     threshold: float
+    floor: float = 0.0
     secondary: tuple[ErrorBlock, ...] = ()
 
 
@@ -109,6 +110,7 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
         notes=choice.notes,
         root_lines=(choice.root.line_start, choice.root.line_end) if choice.root else None,
         threshold=threshold,
+        floor=floor,
         secondary=choice.secondary,
     )
 

@@ -6,8 +6,20 @@ from kb.normalize import mask_message, module_of, tokenize
 def test_masking_removes_what_differs_between_users():
     msg = "CUDA out of memory. Tried to allocate 4.64 GiB at /root/a/b.py pid=7773 addr 0x7f97c234c290 vllm 0.11.0"
     assert (
-        mask_message(msg) == "CUDA out of memory. Tried to allocate <NUM> GiB at <PATH> pid=<PID> addr <HEX> vllm <VER>"
+        mask_message(msg)
+        == "CUDA out of memory. Tried to allocate <NUM> GiB at <PATH> b.py pid=<PID> addr <HEX> vllm <VER>"
     )
+
+
+def test_masking_keeps_what_tells_two_failures_apart():
+    """The missing file's name and the unreachable service's host stay; the folders and the rest of the URL go."""
+    a = mask_message("OSError: Can't load /home/alice/ckpt/step_100/config.json")
+    b = mask_message("OSError: Can't load /data/bob/models/tokenizer.json")
+    assert a == "OSError: Can't load <PATH> config.json" and b == "OSError: Can't load <PATH> tokenizer.json"
+    assert mask_message("ConnectionError: HTTPSConnectionPool: https://huggingface.co/api/models/x?rev=1 failed") == (
+        "ConnectionError: HTTPSConnectionPool: <URL> huggingface.co failed"
+    )
+    assert mask_message("cannot open /opt/conda/lib/") == "cannot open <PATH>"
 
 
 def test_masking_drops_library_boilerplate():

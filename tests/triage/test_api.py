@@ -49,7 +49,8 @@ def test_triage_returns_the_documented_shape(kb, client):
     data = resp.json()
     assert data["verdict"] == "match"
     assert set(data["signature"]) >= {"exception", "message", "frames", "framework"}
-    assert len(data["matches"]) == 3
+    assert 1 <= len(data["matches"]) <= 3
+    assert all(m["score"] >= data["floor"] for m in data["matches"])
     top = data["matches"][0]
     assert set(top) >= {"entry_id", "title", "score", "remedy_markdown", "url", "sources"}
     assert top["url"].startswith("http://testserver/kb/entries/")

@@ -68,8 +68,10 @@ def test_match_explains_itself_and_shows_the_users_numbers(samples_kb):
     ],
 )
 def test_cuda_errors_of_the_same_family_are_not_merged(samples_kb, log):
-    result = triage_log(log + "\nCUDA kernel errors might be asynchronously reported at some other API call.")
-    assert result.verdict == "no_match"
+    result = triage_log(
+        log + "\nCUDA kernel errors might be asynchronously reported at some other API call.", min_score=0.0
+    )
+    assert result.verdict != "match"
     kernel = [m for m in result.matches if "no kernel image" in m.title]
     assert kernel and kernel[0].features.get("family_conflict") == 1.0
     assert "different failure" in kernel[0].explanation.reasons[0]
