@@ -31,6 +31,7 @@ from benchsets import QueryTable, collect
 
 SETS = ("dev", "dev-long", "train", "train-long")
 MAX_SHOWN = 5
+UNKNOWN_WEIGHT = 1.0
 FLOOR_LOSS = 0.02  # the floor may hide the right entry from at most this share of known queries
 
 
@@ -78,12 +79,16 @@ def top(t: QueryTable, s: np.ndarray) -> tuple[bool, float, int | None]:
 
 def choose_threshold(rows: list[tuple[bool, float, bool]]) -> float:
     """The threshold that answers most queries right: a known query by a match on the right
-    entry, an unknown one by not claiming a match. Midpoint of the widest best interval."""
+    entry, an unknown one by not claiming a match; an unknown query counts UNKNOWN_WEIGHT times
+    (a wrong fix presented as the answer costs more than none). Midpoint of the widest best
+    interval."""
     cands = sorted({0.0, 1.0, *(p for _, p, _ in rows)})
-    best, best_iv = -1, (0.0, 1.0)
+    best, best_iv = -1.0, (0.0, 1.0)
     for lo, hi in zip(cands, cands[1:], strict=False):
         t = (lo + hi) / 2
-        right = sum(1 for ok, p, known in rows if (p >= t and ok and known) or (p < t and not known))
+        right = sum(1 for ok, p, known in rows if p >= t and ok and known) + UNKNOWN_WEIGHT * sum(
+            1 for _, p, known in rows if p < t and not known
+        )
         if right > best or (right == best and hi - lo > best_iv[1] - best_iv[0]):
             best, best_iv = right, (lo, hi)
     return (best_iv[0] + best_iv[1]) / 2

@@ -35,7 +35,9 @@ CHAIN_DURING_RE = re.compile(r"^\s*During handling of the above exception, anoth
 RAY_SECTION_RE = re.compile(r"^\s*ray::[\w.]+\(\)")
 EXC_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Za-z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Died)|Exception|KeyboardInterrupt|StopIteration))"
+    r"(?:[A-Za-z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Died)|Exception|KeyboardInterrupt|StopIteration)"
+    # any class from a module named errors/exceptions (triton.runtime.errors.OutOfResources)
+    r"|(?:[A-Za-z_]\w*\.)*(?:errors|exceptions)\.[A-Z]\w*)"
     r"(?:\((?P<inner>[\w.]+)\))?"
     r"(?:(?P<colon>:)\s*(?P<msg>.*))?$"
 )

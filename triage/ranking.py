@@ -266,7 +266,7 @@ def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corp
     return sum(corpus.idf(corpus.msg_df, t) for t in uniq if t in have) / total if total else 0.0
 
 
-FAMILY_CONFLICT_FACTOR = 0.1
+FAMILY_CONFLICT_FACTOR = 0.01
 
 
 def family_conflict(q: tuple[str, frozenset[str]] | None, e: tuple[str, frozenset[str]] | None) -> bool:
