@@ -41,12 +41,13 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Grouped cross-validation by problem on dev, dev-long, train, train-long (../shared/bench).
 evaluate: install
-	$(BIN)/python manage.py evaluate --corpus ../shared/bench/dev/corpus \
-	  --queries ../shared/bench/dev/queries.jsonl --queries ../shared/bench/dev-long/queries.jsonl --baselines
+	$(BIN)/python bench/grouped_cv.py --curve
 
+# The same, then fit on everything and write triage/ranker_weights.json.
 fit-ranker: install
-	$(BIN)/python bench/fit_ranker.py
+	$(BIN)/python bench/grouped_cv.py --write
 
 bench: install
 	$(BIN)/python bench/triage_latency.py

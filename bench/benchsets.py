@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from _django import ROOT
 
 SHARED = ROOT.parent / "shared"

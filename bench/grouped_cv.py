@@ -14,6 +14,7 @@ ranked and decided with what was fitted without it. Every figure printed comes f
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import statistics
@@ -24,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 from _django import ROOT, setup_throwaway
+from benchsets import QueryTable, collect
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
-
-from benchsets import QueryTable, collect
 
 SETS = ("dev", "dev-long", "train", "train-long")
 MAX_SHOWN = 5
@@ -54,7 +54,9 @@ def train_rows(tables: Sequence[QueryTable], held_out: set[str], cols: list[int]
     return np.vstack(xs), np.concatenate(ys)
 
 
-def fit_weights(tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float) -> tuple[np.ndarray, float]:
+def fit_weights(
+    tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float
+) -> tuple[np.ndarray, float]:
     X, y = train_rows(tables, held_out, cols)
     model = LogisticRegression(C=c, max_iter=2000)
     model.fit(X, y)
@@ -84,7 +86,7 @@ def choose_threshold(rows: list[tuple[bool, float, bool]]) -> float:
     interval."""
     cands = sorted({0.0, 1.0, *(p for _, p, _ in rows)})
     best, best_iv = -1.0, (0.0, 1.0)
-    for lo, hi in zip(cands, cands[1:], strict=False):
+    for lo, hi in itertools.pairwise(cands):
         t = (lo + hi) / 2
         right = sum(1 for ok, p, known in rows if p >= t and ok and known) + UNKNOWN_WEIGHT * sum(
             1 for _, p, known in rows if p < t and not known
@@ -206,7 +208,9 @@ def precision_coverage(outs: Sequence[Outcome]) -> None:
 
 def commit() -> str:
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "kb", "triage", "ingest"], cwd=ROOT, capture_output=True, text=True).stdout
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "kb", "triage", "ingest"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
     return sha.strip() + ("+dirty" if dirty.strip() else "")
 
 
@@ -228,15 +232,18 @@ def main() -> None:
         tables = load_tables(args.cache, FEATURES)
         cols = [i for i, f in enumerate(FEATURES) if f not in args.drop]
         outs = grouped_cv(tables, cols, args.C, args.folds)
-        print(f"grouped {args.folds}-fold CV by problem, commit {commit()}, "
-              f"{len(tables)} queries on {len({t.problem for t in tables})} problems")
-        print_table([report(s, [o for o in outs if o.table.set_name == s]) for s in SETS]
-                    + [report("all", outs)])
+        print(
+            f"grouped {args.folds}-fold CV by problem, commit {commit()}, "
+            f"{len(tables)} queries on {len({t.problem for t in tables})} problems"
+        )
+        print_table([report(s, [o for o in outs if o.table.set_name == s]) for s in SETS] + [report("all", outs)])
         if args.curve:
             precision_coverage(outs)
         if args.show:
             for o in outs:
-                bad = (o.table.known and (o.rank != 1 or o.verdict != "match")) or (not o.table.known and o.verdict == "match")
+                bad = (o.table.known and (o.rank != 1 or o.verdict != "match")) or (
+                    not o.table.known and o.verdict == "match"
+                )
                 if bad:
                     print(f"  miss {o.table.set_name:10s} {o.table.qid:60s} verdict={o.verdict:8s} rank={o.rank}")
         if args.ablate:
@@ -244,28 +251,42 @@ def main() -> None:
             for f in [FEATURES[i] for i in cols]:
                 sub = [i for i in cols if FEATURES[i] != f]
                 r = report("all", grouped_cv(tables, sub, args.C, args.folds))
-                print(f"without {f:18s} hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
-                      f"(delta {r['answered_right'] - base:+.3f})")
+                print(
+                    f"without {f:18s} hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
+                    f"(delta {r['answered_right'] - base:+.3f})"
+                )
         if args.ablate:
             for t in tables:
                 t.factor_saved = t.factor  # type: ignore[attr-defined]
                 t.factor = np.ones_like(t.factor)
             r = report("all", grouped_cv(tables, cols, args.C, args.folds))
-            print(f"without the family-conflict rule hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
-                  f"(delta {r['answered_right'] - base:+.3f})")
+            print(
+                f"without the family-conflict rule hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
+                f"(delta {r['answered_right'] - base:+.3f})"
+            )
             for t in tables:
                 t.factor = t.factor_saved  # type: ignore[attr-defined]
         if args.write:
             fitted = fit_all(tables, set(), cols, args.C, args.folds)
             weights = {FEATURES[i]: round(float(w), 4) for i, w in zip(cols, fitted.coef, strict=True)}
-            WEIGHTS_PATH.write_text(json.dumps({
-                "weights": weights,
-                "bias": round(fitted.bias, 4),
-                "threshold": round(fitted.threshold, 4),
-                "floor": round(fitted.floor, 4),
-                "meta": {"fitted_by": "bench/grouped_cv.py --write", "queries": len(tables),
-                         "problems": len({t.problem for t in tables}), "C": args.C},
-            }, indent=2) + "\n")
+            WEIGHTS_PATH.write_text(
+                json.dumps(
+                    {
+                        "weights": weights,
+                        "bias": round(fitted.bias, 4),
+                        "threshold": round(fitted.threshold, 4),
+                        "floor": round(fitted.floor, 4),
+                        "meta": {
+                            "fitted_by": "bench/grouped_cv.py --write",
+                            "queries": len(tables),
+                            "problems": len({t.problem for t in tables}),
+                            "C": args.C,
+                        },
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
             print(f"wrote {WEIGHTS_PATH}: threshold {fitted.threshold:.4f}, floor {fitted.floor:.4f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -328,7 +328,7 @@ class _Scanner:
                 or _match_exception(t)
                 or s.startswith("Set the environment variable HYDRA_FULL_ERROR")
                 or SHELL_LINE_RE.match(s)
-                or s.startswith(("{'", '{"'))
+                or s.startswith(("{'", '{"', "```"))
                 or TQDM_RE.search(s)
             ):
                 break
@@ -438,7 +438,7 @@ class _Scanner:
         return i + 1
 
     def _debugger_exception(self, i: int, exc_type: str) -> int:
-        """"Exception has occurred: ValueError" with the message on the lines below it."""
+        """ "Exception has occurred: ValueError" with the message on the lines below it."""
         end = self._continuation(i)
         message = " ".join(self.text(k).strip() for k in range(i + 1, end)).strip()
         self.blocks.append(

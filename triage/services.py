@@ -68,7 +68,7 @@ def match_threshold() -> float:
 
 
 def verdict_of(best: float | None, threshold: float) -> str:
-    """"match" when the best candidate is confident enough to be the fix; "possible" when some
+    """ "match" when the best candidate is confident enough to be the fix; "possible" when some
     candidates are worth a look (listed, never presented as the fix); else "no_match"."""
     if best is None:
         return "no_match"
