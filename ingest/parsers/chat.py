@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ingest.parsers.base import Candidate
-from ingest.parsers.common import describes_failure, has_error, title_for
+from ingest.parsers.common import reports_problem, title_for
 
 SEPARATOR_RE = re.compile(r"^\s*---+\s*$")
 
@@ -27,14 +27,15 @@ class Turn:
 
 
 def pair_turns(turns: list[Turn]) -> list[Candidate]:
-    """A user turn that contains an error, with the assistant turns that follow it as the remedy.
+    """A user turn that reports a problem, with the assistant turns that follow it as the remedy.
 
-    Turns without an error make no candidate, so questions like "how do I start?" are skipped;
-    a turn that describes a silent failure in words (a hang, a NaN loss) is kept.
+    A turn reports a problem when it holds an error or a warning, describes a silent failure in
+    words (a hang, a NaN loss), or says that something failed; questions like "how do I start?"
+    make no candidate.
     """
     out: list[Candidate] = []
     for k, turn in enumerate(turns):
-        if turn.who != "user" or not (has_error(turn.text) or describes_failure(turn.text)):
+        if turn.who != "user" or not reports_problem(turn.text):
             continue
         answers: list[Turn] = []
         for nxt in turns[k + 1 :]:

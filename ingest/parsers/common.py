@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from kb.logscan import scan_log
+from kb.logpatterns import CODE_LINE_RE, LOG_LINE_RE
+from kb.logscan import clean_line, scan_log
 from kb.normalize import strip_boilerplate
 from kb.rootcause import select_root
 
@@ -16,8 +17,41 @@ SILENT_FAILURE_RE = re.compile(
 )
 
 
+# Words with which people hand over a failure they pasted ("Got this error, how to fix?").
+REPORT_WORDS_RE = re.compile(
+    r"\b(?:errors?|crash(?:ed|es|ing)?|fail(?:ed|s|ing|ure)?|exceptions?|traceback|warnings?|broken|"
+    r"(?:does ?n[o']t|not) work(?:ing)?)\b|报错|出错|错误|崩溃|失败|警告|异常",
+    re.I,
+)
+
+
 def describes_failure(text: str) -> bool:
     return bool(SILENT_FAILURE_RE.search(text))
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines a person wrote: outside code fences, not indented, not log or code lines."""
+    out: list[str] = []
+    fenced = False
+    for raw in text.splitlines():
+        if raw.lstrip().startswith("```"):
+            fenced = not fenced if raw.strip().count("```") == 1 else fenced
+            continue
+        cl = clean_line(raw)
+        line = cl.text
+        if fenced or not line.strip() or line[0] in " \t" or cl.prefix or CODE_LINE_RE.match(line):
+            continue
+        if LOG_LINE_RE.match(line) or 'File "' in line or sum(line.count(c) for c in "(){}[]=<>") > 3:
+            continue
+        out.append(line)
+    return out
+
+
+def reports_problem(text: str) -> bool:
+    """A chat turn that hands over a failure: an error in it, a silent failure described in
+    words, or the user's own words saying something failed ("Got this error, how to fix?").
+    A pasted log of warnings, or code, with no such words is not a report."""
+    return has_error(text) or describes_failure(text) or any(REPORT_WORDS_RE.search(line) for line in prose_lines(text))
 
 
 def has_error(text: str, offset: int = 0) -> bool:
