@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # the pure modules (triage.ranking, kb.*) import before Django starts
 
 
 def setup_throwaway(embedder: str = "minilm") -> Path:
@@ -18,7 +20,6 @@ def setup_throwaway(embedder: str = "minilm") -> Path:
     os.environ.pop("DATABASE_URL", None)
     os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    sys.path.insert(0, str(ROOT))
     import django
     from django.core.management import call_command
 

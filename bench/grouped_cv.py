@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from _django import ROOT, setup_throwaway
 from benchsets import QueryTable, collect
+from triage.ranking import ANSWER_FEATURES, FEATURES, answer_features
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
@@ -39,8 +40,24 @@ FLOOR_LOSS = 0.02  # the floor may hide the right entry from at most this share 
 class Fitted:
     coef: np.ndarray
     bias: float
-    threshold: float
+    threshold: float  # on the answer probability
     floor: float
+    answer_coef: np.ndarray
+    answer_bias: float
+
+
+def answer_row(t: QueryTable, s: np.ndarray) -> np.ndarray:
+    """The answer model's features for a query whose candidates scored `s` (triage/ranking.py)."""
+    if not len(s):
+        return np.array([answer_features([], {})[k] for k in ANSWER_FEATURES])
+    order = np.argsort(-s, kind="stable")
+    top = dict(zip(FEATURES, t.X[order[0]], strict=True))
+    feats = answer_features([float(s[i]) for i in order[:2]], top)
+    return np.array([feats[k] for k in ANSWER_FEATURES])
+
+
+def answer_probability(row: np.ndarray, coef: np.ndarray, bias: float) -> float:
+    return float(1 / (1 + np.exp(-np.clip(row @ coef + bias, -30, 30))))
 
 
 def train_rows(tables: Sequence[QueryTable], held_out: set[str], cols: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -105,19 +122,27 @@ def choose_floor(right_scores: list[float], n_known: int) -> float:
 
 
 def fit_all(tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float, folds: int) -> Fitted:
-    """Weights on all `tables`; threshold and floor on their own out-of-fold scores (inner grouped CV)."""
+    """1. Candidate weights on all `tables`.
+    2. Out-of-fold candidate scores of the same tables (inner grouped CV).
+    3. The answer model on those scores: is the first candidate the fix?
+    4. Its threshold (most answered right) and the candidates' floor, on the same scores."""
     coef, bias = fit_weights(tables, held_out, cols, c)
     oof = inner_oof(tables, held_out, cols, c, folds)
-    rows = [(ok, p, t.known) for t, (ok, p, _) in oof]
-    right_scores = [p_right for t, (_, _, p_right) in oof if t.known and p_right is not None]
+    A = np.array([answer_row(t, s) for t, s, _ in oof])
+    labels = np.array([1.0 if t.known and ok else 0.0 for t, _, (ok, _, _) in oof])
+    answer = LogisticRegression(C=c, max_iter=2000).fit(A, labels)
+    acoef, abias = answer.coef_[0], float(answer.intercept_[0])
+    rows = [(ok, answer_probability(a, acoef, abias), t.known) for a, (t, _, (ok, _, _)) in zip(A, oof, strict=True)]
+    right_scores = [p_right for t, _, (_, _, p_right) in oof if t.known and p_right is not None]
     n_known = sum(1 for t in tables if t.known)
-    return Fitted(coef, bias, choose_threshold(rows), choose_floor(right_scores, n_known))
+    return Fitted(coef, bias, choose_threshold(rows), choose_floor(right_scores, n_known), acoef, abias)
 
 
 def inner_oof(
     tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float, folds: int
-) -> list[tuple[QueryTable, tuple[bool, float, float | None]]]:
-    """Out-of-fold (best right?, best score, score of the right entry if it is in the first five)."""
+) -> list[tuple[QueryTable, np.ndarray, tuple[bool, float, float | None]]]:
+    """Out-of-fold candidate scores, with (best right?, best score, score of the right entry if
+    it is in the first five)."""
     groups = [t.problem for t in tables]
     out = []
     for tr, te in GroupKFold(n_splits=folds).split(np.zeros(len(tables)), groups=groups):
@@ -127,7 +152,7 @@ def inner_oof(
             s = scores(tables[i], coef, bias, cols)
             ok, p, rank = top(tables[i], s)
             p_right = float(np.sort(s)[::-1][rank - 1]) if rank and rank <= MAX_SHOWN else None
-            out.append((tables[i], (ok, p, p_right)))
+            out.append((tables[i], s, (ok, p, p_right)))
     return out
 
 
@@ -141,9 +166,14 @@ class Outcome:
 
 
 def decide(t: QueryTable, s: np.ndarray, f: Fitted) -> Outcome:
-    ok, p, rank = top(t, s)
+    ok, _, rank = top(t, s)
+    p = answer_probability(answer_row(t, s), f.answer_coef, f.answer_bias)
+    if len(s) and t.factor[int(np.argmax(s))] < 1:
+        p = 0.0  # the family-conflict rule: as triage does, never the answer
     shown = int((s >= f.floor).sum()) if len(s) else 0
-    verdict = "match" if p >= f.threshold else ("possible" if shown else "no_match")
+    verdict = "possible" if shown else "no_match"
+    if shown and p >= f.threshold:
+        verdict = "match"
     if rank is not None and rank > min(shown, MAX_SHOWN):
         rank = None
     return Outcome(t, verdict, rank, p, ok)
@@ -227,7 +257,7 @@ def main() -> None:
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:
-        from triage.ranking import FEATURES, WEIGHTS_PATH
+        from triage.ranking import WEIGHTS_PATH
 
         tables = load_tables(args.cache, FEATURES)
         cols = [i for i, f in enumerate(FEATURES) if f not in args.drop]
@@ -276,6 +306,10 @@ def main() -> None:
                         "bias": round(fitted.bias, 4),
                         "threshold": round(fitted.threshold, 4),
                         "floor": round(fitted.floor, 4),
+                        "answer_weights": {
+                            k: round(float(w), 4) for k, w in zip(ANSWER_FEATURES, fitted.answer_coef, strict=True)
+                        },
+                        "answer_bias": round(fitted.answer_bias, 4),
                         "meta": {
                             "fitted_by": "bench/grouped_cv.py --write",
                             "queries": len(tables),

@@ -106,8 +106,8 @@ def summarize(outcomes: Sequence[QueryOutcome]) -> Report:
         hit1=frac(known, lambda o: o.hit_rank == 1),
         hit5=frac(known, lambda o: o.hit_rank is not None and o.hit_rank <= 5),
         mrr=sum(1.0 / o.hit_rank for o in known if o.hit_rank) / len(known) if known else 0.0,
-        no_match_on_unknown=frac(unknown, lambda o: o.verdict == "no_match"),
-        no_match_on_known=frac(known, lambda o: o.verdict == "no_match"),
+        no_match_on_unknown=frac(unknown, lambda o: o.verdict != "match"),
+        no_match_on_known=frac(known, lambda o: o.verdict != "match"),
         p50_ms=statistics.median(lat),
         p95_ms=lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))],
     )

@@ -14,6 +14,7 @@ def result_as_dict(result: TriageResult, absolute: Callable[[str], str] = lambda
     sig = result.signature
     return {
         "verdict": result.verdict,
+        "confidence": result.confidence,
         "threshold": result.threshold,
         "floor": result.floor,
         "signature": {

@@ -77,15 +77,44 @@ class Candidate:
 
 @dataclass(frozen=True)
 class RankerModel:
+    """Two logistic models: `weights` score each candidate (is this entry the right one?);
+    `answer_weights` score the ranked list as a whole (is its first entry the fix?), which decides
+    the verdict against `threshold`."""
+
     weights: dict[str, float]
     bias: float
-    threshold: float  # a confident match from here up
-    floor: float = 0.0  # below this a candidate is not worth showing at all
+    threshold: float  # a confident match from here up (on the answer probability)
+    floor: float = 0.0  # a candidate scoring below this is not worth showing at all
+    answer_weights: dict[str, float] = field(default_factory=dict)
+    answer_bias: float = 0.0
     meta: dict[str, object] = field(default_factory=dict)
 
     def probability(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights.get(name, 0.0) * features.get(name, 0.0) for name in FEATURES)
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        return _sigmoid(z)
+
+    def answer_probability(self, scores: Sequence[float], top: dict[str, float]) -> float:
+        feats = answer_features(scores, top)
+        return _sigmoid(self.answer_bias + sum(self.answer_weights.get(k, 0.0) * v for k, v in feats.items()))
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+ANSWER_FEATURES = ("logit_top", "gap", "raw_cover", "raw_cover_margin", "coverage", "msg_cos", "dense", "type_rel")
+
+
+def answer_features(scores: Sequence[float], top: dict[str, float]) -> dict[str, float]:
+    """What says the first candidate is the fix, beyond its own score: how far it is ahead of
+    the second, and how much of the paste it explains at all."""
+    if not scores:
+        return dict.fromkeys(ANSWER_FEATURES, 0.0)
+    p1 = min(max(scores[0], 1e-6), 1 - 1e-6)
+    p2 = scores[1] if len(scores) > 1 else 0.0
+    out = {"logit_top": math.log(p1 / (1 - p1)), "gap": p1 - p2}
+    out.update({k: top.get(k, 0.0) for k in ANSWER_FEATURES[2:]})
+    return out
 
 
 def load_model(path: Path = WEIGHTS_PATH) -> RankerModel:
@@ -95,6 +124,8 @@ def load_model(path: Path = WEIGHTS_PATH) -> RankerModel:
         bias=float(data["bias"]),
         threshold=float(data["threshold"]),
         floor=float(data.get("floor", 0.0)),
+        answer_weights={k: float(v) for k, v in data.get("answer_weights", {}).items()},
+        answer_bias=float(data.get("answer_bias", 0.0)),
         meta=data.get("meta", {}),
     )
 

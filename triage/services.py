@@ -53,6 +53,7 @@ class TriageResult:
     threshold: float
     floor: float = 0.0
     secondary: tuple[ErrorBlock, ...] = ()
+    confidence: float = 0.0  # the probability that the first match is the fix
 
 
 @lru_cache(maxsize=1)
@@ -102,7 +103,10 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
     floor = model.floor if min_score is None else min_score
     shown = [c for c in ranked if c.score >= floor][:top_k]
     matches = tuple(_match(c.doc_id, c.score, c.features, query, snap, choice, text) for c in shown)
-    verdict = verdict_of(matches[0].score if matches else None, threshold)
+    confidence = model.answer_probability([c.score for c in ranked[:2]], ranked[0].features) if ranked else 0.0
+    if ranked and ranked[0].features.get("family_conflict"):
+        confidence = 0.0  # a different failure of the same family is never the answer
+    verdict = verdict_of(confidence if matches else None, threshold)
     return TriageResult(
         verdict=verdict,
         signature=sig,
@@ -112,6 +116,7 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
         threshold=threshold,
         floor=floor,
         secondary=choice.secondary,
+        confidence=round(confidence, 4),
     )
 
 

@@ -118,3 +118,27 @@ def test_apitoken_command_creates_the_user_and_prints_a_token(db):
     out = StringIO()
     call_command("apitoken", "ci-bot", stdout=out)
     assert Token.objects.get(user__username="ci-bot").key == out.getvalue().strip()
+
+
+def test_three_verdicts_a_ci_hook_can_tell_apart(kb, client, settings):
+    """match: the fix; possible: leads listed but never presented as the fix; no_match: nothing worth showing."""
+    confident = client.post("/api/v1/triage/", {"log": SM120}, format="json").json()
+    assert confident["verdict"] == "match" and confident["confidence"] >= confident["threshold"]
+    settings.FIXBASE_MATCH_THRESHOLD = 0.9999  # the same paste, judged by a stricter team
+    doubtful = client.post("/api/v1/triage/", {"log": SM120}, format="json").json()
+    assert doubtful["verdict"] == "possible" and doubtful["matches"]
+    assert doubtful["matches"][0]["entry_id"] == confident["matches"][0]["entry_id"]
+    settings.FIXBASE_MATCH_THRESHOLD = -1.0
+    unknown = client.post(
+        "/api/v1/triage/", {"log": "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"}, format="json"
+    ).json()
+    assert unknown["verdict"] == "no_match" and unknown["matches"] == []
+
+
+def test_possibly_related_page_does_not_present_a_remedy_as_the_fix(kb, settings):
+    from django.test import Client
+
+    settings.FIXBASE_MATCH_THRESHOLD = 0.9999
+    page = Client().post("/", {"log": SM120}).content.decode()
+    assert "Possibly related" in page and "Known issue" not in page
+    assert "not confirmed for your error" in page

@@ -89,7 +89,7 @@ class Command(BaseCommand):
             self.stdout.write(format_report(f"fixbase  {qpath.parent.name}/{qpath.name}", summarize(outcomes)))
             if opts["show"]:
                 for o in outcomes:
-                    mark = "ok " if (o.hit_rank == 1 if o.query.has_match else o.verdict == "no_match") else "MISS"
+                    mark = "ok " if (o.hit_rank == 1 if o.query.has_match else o.verdict != "match") else "MISS"
                     self.stdout.write(
                         f"  {mark} {o.query.id:55s} verdict={o.verdict:8s} rank={o.hit_rank} top={o.top_title[:70]!r}"
                     )
