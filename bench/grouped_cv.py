@@ -26,9 +26,10 @@ from pathlib import Path
 import numpy as np
 from _django import ROOT, setup_throwaway
 from benchsets import QueryTable, collect
-from triage.ranking import ANSWER_FEATURES, FEATURES, answer_features
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
+
+from triage.ranking import ANSWER_FEATURES, FEATURES, answer_features
 
 SETS = ("dev", "dev-long", "train", "train-long")
 MAX_SHOWN = 5

@@ -130,7 +130,9 @@ def test_three_verdicts_a_ci_hook_can_tell_apart(kb, client, settings):
     assert doubtful["matches"][0]["entry_id"] == confident["matches"][0]["entry_id"]
     settings.FIXBASE_MATCH_THRESHOLD = -1.0
     unknown = client.post(
-        "/api/v1/triage/", {"log": "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"}, format="json"
+        "/api/v1/triage/",
+        {"log": "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"},
+        format="json",
     ).json()
     assert unknown["verdict"] == "no_match" and unknown["matches"] == []
 
