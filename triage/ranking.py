@@ -31,7 +31,6 @@ FEATURES = (
     "type_rel",
     "frame_sim",
     "coverage",
-    "dense",
     "fingerprint",
     "msg_cover_entry",
     "raw_cover",
