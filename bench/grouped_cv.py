@@ -31,6 +31,9 @@ from sklearn.model_selection import GroupKFold
 
 from triage.ranking import ANSWER_FEATURES, FEATURES, answer_features
 
+# Collected per candidate: the candidate model's features, then what only the answer model reads.
+COLUMNS = FEATURES + tuple(k for k in ANSWER_FEATURES if k not in FEATURES and k not in ("logit_top", "gap"))
+
 SETS = ("dev", "dev-long", "train", "train-long")
 MAX_SHOWN = 5
 UNKNOWN_WEIGHT = 1.0
@@ -52,7 +55,7 @@ def answer_row(t: QueryTable, s: np.ndarray) -> np.ndarray:
     if not len(s):
         return np.array([answer_features([], {})[k] for k in ANSWER_FEATURES])
     order = np.argsort(-s, kind="stable")
-    top = dict(zip(FEATURES, t.X[order[0]], strict=True))
+    top = dict(zip(COLUMNS, t.X[order[0]], strict=True))
     feats = answer_features([float(s[i]) for i in order[:2]], top)
     return np.array([feats[k] for k in ANSWER_FEATURES])
 
@@ -260,7 +263,7 @@ def main() -> None:
     try:
         from triage.ranking import WEIGHTS_PATH
 
-        tables = load_tables(args.cache, FEATURES)
+        tables = load_tables(args.cache, COLUMNS)
         cols = [i for i, f in enumerate(FEATURES) if f not in args.drop]
         outs = grouped_cv(tables, cols, args.C, args.folds)
         print(
