@@ -100,7 +100,11 @@ QUIET_LINE_RE = re.compile(
 # A debugger's report of an exception (VS Code in English and Chinese): the type, then its message below.
 DEBUGGER_EXC_RE = re.compile(r"^\s*(?:Exception has occurred|发生异常)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
 # The source line of the innermost frame of a traceback cut before its exception line.
-RAISE_LINE_RE = re.compile(r"^\s*raise\s+(?P<type>[\w.]*(?:Error|Exception|Failure))\s*\(\s*(?P<msg>.*)$")
+RAISE_LINE_RE = re.compile(
+    r"^\s*(?:-*>\s*\d+\s+)?raise\s+(?P<type>[\w.]*(?:Error|Exception|Failure))\s*\(\s*(?P<msg>.*)$"
+)
+# IPython / Jupyter: "RuntimeError                Traceback (most recent call last)", cells below.
+IPYTHON_HEAD_RE = re.compile(r"^(?P<type>[\w.]*(?:Error|Exception|Failure))\s{2,}Traceback \(most recent call last\)")
 CODE_LINE_RE = re.compile(
     r"^\s*(?:raise|return|print|def|class|elif|else|for|while|try|except|import|from|with|assert|if)\b(?!:)"
     r"|^\s*(?:#|//|>>>)|[=(,\[]\s*$"

@@ -21,6 +21,7 @@ from kb.logpatterns import (
     EXC_RE,
     FRAME_RE,
     HTTP_ERROR_RE,
+    IPYTHON_HEAD_RE,
     LOG_LINE_RE,
     METRIC_DESCRIPTIONS,
     METRIC_KEYS,
@@ -386,6 +387,9 @@ class _Scanner:
         dbg = DEBUGGER_EXC_RE.match(t)
         if dbg:
             return self._debugger_exception(i, dbg.group("type"))
+        ipy = IPYTHON_HEAD_RE.match(t)
+        if ipy:
+            return self._ipython_traceback(i, ipy.group("type"))
         metric = METRIC_RE.search(t)
         if metric:
             self._add_metric(i, metric.group(0))
@@ -436,6 +440,37 @@ class _Scanner:
                 )
             )
         return i + 1
+
+    def _ipython_traceback(self, i: int, exc_type: str, limit: int = 80) -> int:
+        """A notebook's traceback: its cells are not Python frames. When its own closing
+        `Type: message` line follows, that line is read as usual; a paste cut before it is named
+        by the `----> raise Type("…")` arrow line of its last cell."""
+        n = len(self.logical)
+        short = exc_type.rsplit(".", 1)[-1]
+        raised: tuple[int, str] | None = None
+        for j in range(i + 1, min(n, i + limit)):
+            t = self.text(j)
+            exc = _match_exception(t)
+            if exc and exc.group("type").rsplit(".", 1)[-1] == short and not t.startswith(" "):
+                return i + 1
+            m = RAISE_LINE_RE.match(t)
+            if m and m.group("type").rsplit(".", 1)[-1] == short:
+                literal = " ".join(re.findall(r"""[frb]?["']([^"'{}]{3,})""", m.group("msg")))
+                raised = (j, literal.strip())
+        if raised is None or not _is_informative(raised[1]):
+            return i + 1
+        self.blocks.append(
+            ErrorBlock(
+                kind="exception_line",
+                exc_type=exc_type,
+                message=raised[1],
+                frames=(),
+                line_start=self.lineno(i),
+                line_end=self.lineno(raised[0]),
+                prefix=self.logical[i][2],
+            )
+        )
+        return raised[0] + 1
 
     def _debugger_exception(self, i: int, exc_type: str) -> int:
         """ "Exception has occurred: ValueError" with the message on the lines below it."""

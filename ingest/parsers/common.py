@@ -34,8 +34,8 @@ def prose_lines(text: str) -> list[str]:
     out: list[str] = []
     fenced = False
     for raw in text.splitlines():
-        if raw.lstrip().startswith("```"):
-            fenced = not fenced if raw.strip().count("```") == 1 else fenced
+        if "```" in raw:  # a fence opens or closes here (pastes glue fences to their first and last lines)
+            fenced ^= raw.count("```") % 2 == 1
             continue
         cl = clean_line(raw)
         line = cl.text

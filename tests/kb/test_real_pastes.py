@@ -83,3 +83,55 @@ def test_github_actions_timestamps_are_not_part_of_the_message():
     text = "2026-07-30T10:35:18.6494363Z ModuleNotFoundError: No module named 'flash_attn'"
     exc, _, message = root_of(text)
     assert exc == "ModuleNotFoundError" and message == "No module named 'flash_attn'"
+
+
+def test_notebook_traceback_cut_before_its_exception_line():
+    text = (
+        "---------------------------------------------------------------------------\n"
+        "RuntimeError                              Traceback (most recent call last)\n"
+        "[/tmp/ipython-input-2426931006.py](https://localhost:8080/#) in <cell line: 0>()\n"
+        "      1 from datasets import load_dataset\n"
+        '----> 2 dataset = load_dataset("ds4sd/DocLayNet")\n'
+        "\n"
+        "3 frames\n"
+        "[/usr/local/lib/python3.11/dist-packages/datasets/load.py](https://localhost:8080/#) in "
+        "dataset_module_factory(path, revision)\n"
+        '--> 989                 raise RuntimeError(f"Dataset scripts are no longer supported, but found {filename}")\n'
+    )
+    exc, _, message = root_of(text)
+    assert exc == "RuntimeError" and message == "Dataset scripts are no longer supported, but found"
+
+
+def test_notebook_traceback_with_its_exception_line_reads_that_line():
+    text = (
+        "KeyError                                  Traceback (most recent call last)\n"
+        "----> 1 x = batch['input_ids']\n"
+        "\n"
+        "KeyError: 'input_ids'\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "KeyError" and message == "'input_ids'"
+
+
+def test_warnings_pasted_in_fences_with_a_complaint_become_a_chat_entry():
+    from ingest.parsers.chat import Turn, pair_turns
+
+    user = (
+        "```D:\\env\\lib\\site-packages\\transformers\\generation\\configuration_utils.py:362: UserWarning: "
+        "`do_sample` is set to `False`. However, `temperature` is set to `0.7`\n"
+        "  warnings.warn(```\n"
+        "\n"
+        "Training crashed with this. Any idea?"
+    )
+    turns = [Turn("user", user, 1, 5, 2, 5), Turn("assistant", "Set do_sample=True.", 6, 7, 7, 7)]
+    assert [c.remedy_markdown for c in pair_turns(turns)] == ["Set do_sample=True."]
+    # Pasted code that merely mentions errors is not a report.
+    code = Turn(
+        "user",
+        "import re\n\ndef extract(s):\n    # fail if the error key is missing\n    return s['error']",
+        1,
+        5,
+        2,
+        5,
+    )
+    assert pair_turns([code, turns[1]]) == []
