@@ -99,3 +99,21 @@ class RawLexicalIndex:
             if df:
                 got += idf * np.isin(wanted, indices[indptr[tid] : indptr[tid + 1]])
         return {pos[int(k)]: float(v) / total for k, v in zip(wanted, got, strict=True)} if total else {}
+
+    def novelty(self, tokens: Sequence[str]) -> float:
+        """IDF-weighted share of the paste's distinct words (numbers aside) that no entry contains:
+        a failure nobody has documented tends to speak of things the knowledge base never saw."""
+        uniq = {t for t in tokens if not t.isdigit()}
+        if self._bm25 is None or not uniq:
+            return 0.0
+        n = len(self.ids)
+        vocab, indptr = self._bm25.vocab_dict, self._bm25.scores["indptr"]
+        total = unseen = 0.0
+        for t in uniq:
+            tid = vocab.get(t)
+            df = 0 if tid is None else int(indptr[tid + 1] - indptr[tid])
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            total += idf
+            if df == 0:
+                unseen += idf
+        return unseen / total if total else 0.0

@@ -101,7 +101,17 @@ def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-ANSWER_FEATURES = ("logit_top", "gap", "raw_cover", "raw_cover_margin", "coverage", "msg_cos", "dense", "type_rel")
+ANSWER_FEATURES = (
+    "logit_top",
+    "gap",
+    "raw_cover",
+    "raw_cover_margin",
+    "coverage",
+    "msg_cos",
+    "dense",
+    "type_rel",
+    "novelty",
+)
 
 
 def answer_features(scores: Sequence[float], top: dict[str, float]) -> dict[str, float]:
@@ -160,6 +170,9 @@ class Corpus:
     def __init__(self, docs: Sequence[Doc], raw: RawLexicalIndex | None = None) -> None:
         self.raw = raw
         self.docs = {d.id: d for d in docs}
+        self.by_fingerprint: dict[str, list[int]] = {}
+        for d in docs:
+            self.by_fingerprint.setdefault(d.fingerprint, []).append(d.id)
         self.n = max(1, len(docs))
         self.msg_df: Counter[str] = Counter()
         self.text_df: Counter[str] = Counter()
@@ -348,9 +361,10 @@ def rank_candidates(
     """
     ids: set[int] = {i for i, _ in dense_hits if i in corpus.docs}
     ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
-    ids.update(d.id for d in corpus.docs.values() if d.fingerprint == query.sig.fingerprint)
+    ids.update(corpus.by_fingerprint.get(query.sig.fingerprint, ()))
     raw_of = raw_relative_scores(query, corpus, pool, ids)
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
+    novelty = corpus.raw.novelty(query.raw_tokens) if corpus.raw is not None else 0.0
     qv = query_vectors(query, corpus)
     scored: list[tuple[Doc, dict[str, float]]] = []
     for doc_id in sorted(ids):
@@ -362,6 +376,7 @@ def rank_candidates(
         feats = features(query, doc, corpus, dense_of(doc_id), qv)
         feats["raw_rel"] = raw_of.get(doc_id, 0.0)
         feats["raw_cover"] = raw_cover.get(doc_id, 0.0)
+        feats["novelty"] = novelty  # of the paste, the same for every candidate (read by the answer model)
         scored.append((doc, feats))
     add_margins(scored)
     q_family = error_family(query.sig.message)
