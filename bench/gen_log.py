@@ -31,9 +31,45 @@ FAILURES = [
 ]
 
 
-def write_log(path: Path, size_bytes: int, seed: int = 0) -> list[str]:
-    """Write the log; return the failure lines buried in it (for checking the scan found them)."""
+# Healthy lines that contain an error-ish word, as real training logs print them.
+HARMLESS = [
+    "(WorkerDict pid={pid}) INFO {d} [metrics.py:118] step {s}: retried 0 requests, 0 ERROR responses",
+    "[2025-10-09 12:{m:02d}:31,035] [INFO] [engine.py:211] raise_on_error=False, error_threshold=0.05",
+    "(main_task pid={pid})           'log_prob_error_tolerance': 0.001,",
+    "NCCL INFO comm 0x55d1 rank {s} nRanks 8 - Init COMPLETE, no Error",
+    "wandb: ERROR Error while calling W&B API: retrying ({s} attempts)",
+]
+
+
+def real_healthy_lines() -> list[str]:
+    """Lines of the real logs in samples/ and ../shared/samples/ that belong to no failure: start-up
+    output, NCCL INFO, vLLM and Ray warnings, wandb retries, metric dicts, config dumps."""
+    from kb.logscan import scan_log
+
+    root = Path(__file__).resolve().parent.parent
+    sources = [root / "samples" / "raw_train.log", *sorted((root.parent / "shared" / "samples").glob("*"))]
+    out: list[str] = []
+    for src in sources:
+        if not src.is_file():
+            continue
+        lines = src.read_text(encoding="utf-8", errors="replace").splitlines()
+        bad: set[int] = set()
+        for b in scan_log("\n".join(lines)):
+            if b.kind != "warning":
+                bad.update(range(b.line_start - 3, b.line_end + 4))
+        out.extend(line for n, line in enumerate(lines, 1) if n not in bad and line.strip())
+    return out
+
+
+def write_log(
+    path: Path, size_bytes: int, seed: int = 0, harmless_every: int = 0, realistic: bool = False
+) -> list[str]:
+    """Write the log; return the failure lines buried in it (for checking the scan found them).
+
+    `harmless_every`: one healthy line containing an error-ish word every that many lines;
+    `realistic`: the healthy lines are real ones from the samples instead of generated ones."""
     rng = random.Random(seed)
+    pool = real_healthy_lines() if realistic else []
     buried: list[str] = []
     plan = sorted(rng.randrange(size_bytes) for _ in FAILURES)
     written = 0
@@ -44,7 +80,13 @@ def write_log(path: Path, size_bytes: int, seed: int = 0) -> list[str]:
             target = plan[len(buried)]
             while written < target:
                 step += 1
-                line = rng.choice(HEALTHY).format(
+                if pool:
+                    line = pool[step % len(pool)]
+                    buf.append(line)
+                    written += len(line) + 1
+                    continue
+                templates = HARMLESS if harmless_every and step % harmless_every == 0 else HEALTHY
+                line = rng.choice(templates).format(
                     loss=rng.random() * 0.1,
                     gn=rng.random(),
                     r=rng.random(),

@@ -1,8 +1,10 @@
 """Log scan throughput and peak memory on a generated training log (default 1 GB).
 
-    .venv/bin/python bench/scan_throughput.py [--size-mb 1024] [--keep PATH]
+    .venv/bin/python bench/scan_throughput.py [--size-mb 1024] [--keep PATH] [--harmless-every N] [--realistic]
 
 Prints MB/s on one core and the peak RSS of the process. Goals: >= 50 MB/s, < 300 MB.
+`--harmless-every 100` puts a healthy line with an error-ish word every 100 lines (trigger
+density 1/100); `--realistic` builds the log from the real healthy lines of the samples.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--keep", type=Path, default=None, help="Reuse or keep the generated log here.")
+    parser.add_argument("--harmless-every", type=int, default=0)
+    parser.add_argument("--realistic", action="store_true")
     args = parser.parse_args()
     path = args.keep or Path(tempfile.mkdtemp()) / "train.log"
     if not path.exists():
         t = time.perf_counter()
-        buried = write_log(path, args.size_mb << 20)
+        buried = write_log(path, args.size_mb << 20, harmless_every=args.harmless_every, realistic=args.realistic)
         print(f"generated {path} ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f}s")
     else:
         buried = []

@@ -530,6 +530,38 @@ class _Scanner:
         )
 
 
+def line_may_start_failure(raw: str) -> bool:
+    """Could the scanner report a failure starting on this line? A cheap, single-line check with
+    the scanner's own patterns, so a log's healthy lines that merely contain an error-ish word
+    (an INFO line saying "0 errors", a config dump with `error_rate`) and warnings are rejected
+    without scanning the lines around them. When in doubt, True."""
+    cl = clean_line(raw)
+    t = cl.text
+    s = t.strip()
+    if not s:
+        return False
+    if TB_HEAD_RE.match(t) or FRAME_RE.match(t) or RAY_SECTION_RE.match(t) or IPYTHON_HEAD_RE.match(t):
+        return True
+    if DEBUGGER_EXC_RE.match(t) or CHAIN_CAUSE_RE.match(t) or CHAIN_DURING_RE.match(t):
+        return True
+    if _match_exception(t):
+        return True
+    if METRIC_RE.search(t):
+        values = {m.group("key"): m.group("val") for m in METRIC_KV_RE.finditer(t)}
+        try:
+            return bool(metric_anomaly({k: float(v) for k, v in values.items()}))
+        except ValueError:
+            return True
+    if HTTP_ERROR_RE.search(t):
+        return True
+    # A warning alone is never a failure of a log (it is context of one), so it opens no window.
+    if WARNING_RE.search(t) or cl.level in ("INFO", "DEBUG", "WARNING") or QUIET_LINE_RE.match(s):
+        return False
+    if CODE_LINE_RE.match(t):
+        return bool(ARGPARSE_RE.match(s))
+    return any(rx.search(t) for _, rx in ERROR_LINE_PATTERNS) or bool(ARGPARSE_RE.match(s))
+
+
 def scan_log(text: str, offset: int = 0) -> tuple[ErrorBlock, ...]:
     """All error blocks in `text`, in order, with line numbers shifted by `offset`."""
     lines = text.splitlines()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import io
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ingest.parsers.base import Candidate
 from ingest.parsers.common import title_for
-from ingest.parsers.stream import iter_windows, open_log
+from ingest.parsers.stream import Window, iter_windows, open_log
 from kb.logscan import scan_log
 from kb.normalize import mask_message
 from kb.rootcause import dedupe_blocks, select_root
@@ -15,8 +16,14 @@ from kb.rootcause import dedupe_blocks, select_root
 CONTEXT_LINES = 3
 
 
-def parse_rawlog(text: str, offset: int = 0) -> list[Candidate]:
-    """Candidates of a log held in memory; `offset` shifts line numbers (for windows of a file)."""
+def parse_rawlog(text: str) -> list[Candidate]:
+    """Candidates of a log held in memory: the same windows around failures as a streamed file,
+    so a log gives the same entries whatever its size."""
+    return _candidates_of_windows(iter_windows(io.BytesIO(text.encode("utf-8"))))
+
+
+def _window_candidates(text: str, offset: int = 0) -> list[Candidate]:
+    """Candidates of one window of a log; `offset` shifts line numbers to the whole file's."""
     lines = text.splitlines()
     blocks = dedupe_blocks(scan_log(text))
     # Each informative failure is a candidate; symptoms and warnings are context of one.
@@ -47,16 +54,27 @@ def parse_rawlog(text: str, offset: int = 0) -> list[Candidate]:
 
 def candidates_from_stream(path: Path, on_progress: Callable[[int], None] | None = None) -> list[Candidate]:
     """Candidates of a log of any size: windows around failures, one candidate per distinct one."""
-    seen: set[str] = set()
-    out: list[Candidate] = []
     with open_log(path) as fh:
-        for window in iter_windows(fh):
-            for cand in parse_rawlog(window.text, offset=window.first_line - 1):
-                key = mask_message(cand.title).lower()
-                if key in seen:
-                    continue
-                seen.add(key)
-                out.append(cand)
+
+        def progress() -> None:
             if on_progress is not None:
                 on_progress(fh.tell() if hasattr(fh, "tell") else 0)
+
+        return _candidates_of_windows(iter_windows(fh), progress)
+
+
+def _candidates_of_windows(
+    windows: Iterable[Window], after_window: Callable[[], None] | None = None
+) -> list[Candidate]:
+    seen: set[str] = set()
+    out: list[Candidate] = []
+    for window in windows:
+        for cand in _window_candidates(window.text, offset=window.first_line - 1):
+            key = mask_message(cand.title).lower()
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(cand)
+        if after_window is not None:
+            after_window()
     return out

@@ -13,15 +13,36 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
-from kb.logscan import ErrorBlock, scan_log
+from kb.logscan import MAX_LINE, ErrorBlock, line_may_start_failure, scan_log
 
-TRIGGER_RE = re.compile(
-    rb"Traceback|File \"|Error|ERROR|error:|Exception|FATAL|Killed|command not found|No space left|"
-    rb"out of memory|Segmentation fault|Watchdog|NCCL WARN|NCCL error|exitcode|Aborted|"
-    rb"'frac_reward_zero_std': 1\.0|'completions/clipped_ratio': (?:1\.0|0\.9)"
+# Literal words one of which every line that can start a failure contains; each hit is then
+# confirmed by the scanner's own single-line check (kb.logscan.line_may_start_failure) before the
+# lines around it are scanned, so healthy lines with error-ish words cost one cheap look.
+TRIGGER_PATTERN = (
+    rb"Traceback|File \"|Error|ERROR|error|Exception|FATAL|Fatal|Killed|command not found|No space left|"
+    rb"out of memory|Segmentation fault|Bus error|core dumped|SIG[A-Z]{3,4}|Signal 9|Watchdog|NCCL WARN|NCCL|"
+    rb"exitcode|Aborted|Failure|Fault|Died|Interrupt|StopIteration|failed|Warning|WARN|oom|OOM|requires |"
+    rb"ray::|\xe5\x8f\x91\xe7\x94\x9f\xe5\xbc\x82\xe5\xb8\xb8|"  # 发生异常
+    rb"HTTP/[\d.]+\" [45]\d\d|"
+    rb"'(?:loss|reward_std|frac_reward_zero_std|completions/clipped_ratio)': '?(?:0\.0\b|0[,}]|0\.9|1\.0|1[,}])"
 )
+
+
+def _compile_trigger(pattern: bytes) -> Any:
+    """RE2 (a DFA: one pass, no backtracking) scans for these literals about ten times faster
+    than Python's `re` (measured in bench/scan_throughput.py); `re` is the fallback."""
+    try:
+        import re2  # type: ignore[import-not-found]
+    except ImportError:
+        return re.compile(pattern)
+    options = re2.Options()
+    options.max_mem = 64 << 20
+    return re2.compile(pattern, options)
+
+
+TRIGGER_RE = _compile_trigger(TRIGGER_PATTERN)
 CHUNK_BYTES = 8 << 20
 BEFORE = 3
 AFTER = 40
@@ -76,6 +97,11 @@ def _windows_in(work: bytes) -> list[tuple[int, int, int, int]]:
         line_start = work.rfind(b"\n", 0, off) + 1
         nl = work.find(b"\n", off)
         line_end = size if nl == -1 else nl + 1
+        long_line = line_end - line_start > MAX_LINE  # the check reads a line's start; keep these
+        if not long_line and not line_may_start_failure(work[line_start:line_end].decode("utf-8", errors="replace")):
+            pos = line_end
+            line += 1
+            continue
         if cluster is not None and line > cluster[1] + AFTER:
             close(cluster)
             cluster = None
