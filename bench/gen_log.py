@@ -82,27 +82,8 @@ def write_log(
                 step += 1
                 if pool:
                     line = pool[step % len(pool)]
-                    buf.append(line)
-                    written += len(line) + 1
-                    continue
-                templates = HARMLESS if harmless_every and step % harmless_every == 0 else HEALTHY
-                line = rng.choice(templates).format(
-                    loss=rng.random() * 0.1,
-                    gn=rng.random(),
-                    r=rng.random(),
-                    rs=0.1 + rng.random() * 0.3,
-                    fz=rng.random() * 0.3,
-                    ml=300 + rng.random() * 500,
-                    cr=rng.random() * 0.2,
-                    kl=rng.random() / 100,
-                    ep=step / 1e5,
-                    s=step,
-                    p=step % 100,
-                    m=step % 60,
-                    pid=4000 + step % 7,
-                    d="10-09 12:00:00",
-                    port=30000 + step % 999,
-                )
+                else:
+                    line = _generated_line(rng, step, harmless_every)
                 buf.append(line)
                 written += len(line) + 1
                 if len(buf) >= 4096:
@@ -114,7 +95,7 @@ def write_log(
             buried.append(text.splitlines()[-1])
         while written < size_bytes:
             step += 1
-            line = HEALTHY[1].format(s=step, p=step % 100, m=step % 60)
+            line = pool[step % len(pool)] if pool else _generated_line(rng, step, harmless_every)
             buf.append(line)
             written += len(line) + 1
             if len(buf) >= 4096:
@@ -122,3 +103,24 @@ def write_log(
                 buf.clear()
         fh.write("\n".join(buf) + "\n")
     return buried
+
+
+def _generated_line(rng: random.Random, step: int, harmless_every: int) -> str:
+    templates = HARMLESS if harmless_every and step % harmless_every == 0 else HEALTHY
+    return rng.choice(templates).format(
+        loss=rng.random() * 0.1,
+        gn=rng.random(),
+        r=rng.random(),
+        rs=0.1 + rng.random() * 0.3,
+        fz=rng.random() * 0.3,
+        ml=300 + rng.random() * 500,
+        cr=rng.random() * 0.2,
+        kl=rng.random() / 100,
+        ep=step / 1e5,
+        s=step,
+        p=step % 100,
+        m=step % 60,
+        pid=4000 + step % 7,
+        d="10-09 12:00:00",
+        port=30000 + step % 999,
+    )
