@@ -80,10 +80,7 @@ def write_log(
             target = plan[len(buried)]
             while written < target:
                 step += 1
-                if pool:
-                    line = pool[step % len(pool)]
-                else:
-                    line = _generated_line(rng, step, harmless_every)
+                line = pool[step % len(pool)] if pool else _generated_line(rng, step, harmless_every)
                 buf.append(line)
                 written += len(line) + 1
                 if len(buf) >= 4096:

@@ -65,15 +65,34 @@ def entries_prepare(items: list[NewEntry]) -> list[Prepared]:
     return out
 
 
-def entry_group_for(sig: Signature) -> Entry | None:
-    """An existing entry this problem is another occurrence of: the same fingerprint (exception
-    and masked message) and, when both have frames, a shared frame near the raise."""
-    if sig.kind == "text" or not sig.message:
-        return None
-    for entry in Entry.objects.filter(fingerprint=sig.fingerprint, exc_type=sig.exc_type[:200], pattern=sig.pattern):
-        if not sig.frames or not entry.frames or set(sig.frames[:3]) & set(entry.frames[:3]):
-            return entry
-    return None
+def groups_with(sig: Signature, entry_fingerprint: str, entry_frames: list[str] | tuple[str, ...]) -> bool:
+    """Is this problem another occurrence of the entry: the same fingerprint (exception and
+    masked message) and, when both have frames, a shared frame near the raise."""
+    if sig.kind == "text" or not sig.message or sig.fingerprint != entry_fingerprint:
+        return False
+    return not sig.frames or not entry_frames or bool(set(sig.frames[:3]) & set(entry_frames[:3]))
+
+
+BATCH = 500
+
+
+def _existing_spans(items: list[NewEntry]) -> set[tuple[int, int]]:
+    """(document id, line_start) of the items' spans that are already stored."""
+    doc_ids = {i.document_id for i in items if i.document_id is not None}
+    if not doc_ids:
+        return set()
+    rows = Occurrence.objects.filter(document_id__in=doc_ids).values_list("document_id", "line_start")
+    return {(int(doc), int(line)) for doc, line in rows if doc is not None}
+
+
+def _entries_by_fingerprint(prepared: list[Prepared]) -> dict[tuple[str, str, str], list[Entry]]:
+    """Existing entries that share a fingerprint with one of the new problems (read in batches)."""
+    fps = sorted({p.sig.fingerprint for p in prepared if p.sig.kind != "text" and p.sig.message})
+    out: dict[tuple[str, str, str], list[Entry]] = {}
+    for k in range(0, len(fps), BATCH):
+        for e in Entry.objects.filter(fingerprint__in=fps[k : k + BATCH]).order_by("pk"):
+            out.setdefault((e.fingerprint, e.exc_type, e.pattern), []).append(e)
+    return out
 
 
 def entries_ingest(items: list[NewEntry]) -> IngestOutcome:
@@ -81,54 +100,60 @@ def entries_ingest(items: list[NewEntry]) -> IngestOutcome:
 
     1. Skip spans already stored from the same document (re-running an ingest changes nothing).
     2. Compute signatures and embeddings before opening the transaction.
-    3. In one transaction: group each problem with a matching entry or create a new entry with
-       its occurrence and embedding; bump the kb version.
+    3. In one transaction, under a lock on the kb version row: group each problem with a
+       matching entry (stored, or new in this batch) or make it a new entry; write the new
+       entries, their embeddings and every occurrence in bulk; bump the kb version.
     4. Add the new vectors to the FAISS index (a cache the database can rebuild).
     """
-    fresh = [
-        i
-        for i in items
-        if i.document_id is None
-        or not Occurrence.objects.filter(document_id=i.document_id, line_start=i.line_start).exists()
-    ]
+    stored = _existing_spans(items)
+    fresh = [i for i in items if i.document_id is None or (i.document_id, i.line_start) not in stored]
     prepared = entries_prepare(fresh)
     embedder = get_embedder()
     vectors = embedder.encode([p.text for p in prepared]) if prepared else np.zeros((0, embedder.dim), np.float32)
-    created: list[Entry] = []
-    created_vectors: list[np.ndarray] = []
-    grouped: list[int] = []
     with transaction.atomic():
+        kb_version_bump()  # also takes the row lock that serialises concurrent ingests
+        stored = _existing_spans(fresh)  # again, under the lock: another worker may have won
+        known = _entries_by_fingerprint(prepared)
+        new_entries: list[tuple[Entry, np.ndarray]] = []
+        placed: list[tuple[NewEntry, Entry]] = []
+        grouped: list[int] = []
+        remedied: dict[int, Entry] = {}
         for p, vec in zip(prepared, vectors, strict=True):
             item = p.item
-            if (
-                item.document_id is not None
-                and Occurrence.objects.filter(document_id=item.document_id, line_start=item.line_start).exists()
-            ):
+            if item.document_id is not None and (item.document_id, item.line_start) in stored:
                 continue
-            entry = entry_group_for(p.sig)
-            if entry is not None:
+            key = (p.sig.fingerprint, p.sig.exc_type[:200], p.sig.pattern)
+            entry = next((e for e in known.get(key, ()) if groups_with(p.sig, e.fingerprint, e.frames)), None)
+            if entry is None:
+                entry = _entry_new(p)
+                new_entries.append((entry, vec))
+                known.setdefault(key, []).append(entry)
+            else:
+                if entry.pk is not None:
+                    grouped.append(entry.pk)
                 if not entry.remedy_markdown.strip() and item.remedy_markdown.strip():
                     entry.remedy_markdown = item.remedy_markdown
-                    entry.save(update_fields=["remedy_markdown", "updated_at"])
-                grouped.append(entry.pk)
-            else:
-                entry = _entry_create(p)
-                _embedding_save(entry, vec)
-                created.append(entry)
-                created_vectors.append(vec)
-            _occurrence_create(entry, item)
-        if created or grouped:
-            kb_version_bump()
+                    if entry.pk is not None:
+                        remedied[entry.pk] = entry
+            placed.append((item, entry))
+        Entry.objects.bulk_create([e for e, _ in new_entries], batch_size=BATCH)
+        for entry in remedied.values():
+            entry.save(update_fields=["remedy_markdown", "updated_at"])
+        Embedding.objects.bulk_create([_embedding_new(e, v) for e, v in new_entries], batch_size=BATCH)
+        Occurrence.objects.bulk_create([_occurrence_new(e, i) for i, e in placed], batch_size=BATCH)
+        if not placed:
+            transaction.set_rollback(True)  # nothing changed: leave the version as it was
+    created = [e for e, _ in new_entries]
     if created:
         # Written even if an outer transaction later rolls back: the index is a cache, and a
         # vector whose entry does not exist is ignored by triage (and dropped by rebuild_index).
-        _index_add([e.pk for e in created], np.vstack(created_vectors))
-    return IngestOutcome(tuple(e.pk for e in created), tuple(grouped), len(created))
+        _index_add([e.pk for e in created], np.vstack([v for _, v in new_entries]))
+    return IngestOutcome(tuple(e.pk for e in created), tuple(dict.fromkeys(grouped)), len(created))
 
 
-def _entry_create(p: Prepared) -> Entry:
+def _entry_new(p: Prepared) -> Entry:
     sig, item = p.sig, p.item
-    return Entry.objects.create(
+    return Entry(
         title=item.title[:300],
         problem_excerpt=item.problem_text[:EXCERPT_LIMIT],
         exc_type=sig.exc_type[:200],
@@ -145,8 +170,8 @@ def _entry_create(p: Prepared) -> Entry:
     )
 
 
-def _occurrence_create(entry: Entry, item: NewEntry) -> Occurrence:
-    return Occurrence.objects.create(
+def _occurrence_new(entry: Entry, item: NewEntry) -> Occurrence:
+    return Occurrence(
         entry=entry,
         document_id=item.document_id,
         filename=item.filename[:500],
@@ -166,6 +191,17 @@ def _index_add(ids: list[int], vectors: np.ndarray) -> None:
 
 def _sha1(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _embedding_new(entry: Entry, vector: np.ndarray) -> Embedding:
+    embedder = get_embedder()
+    return Embedding(
+        entry=entry,
+        model_name=embedder.name,
+        dim=embedder.dim,
+        vector=vector.astype(np.float32).tobytes(),
+        text_sha1=_sha1(entry.signature_text),
+    )
 
 
 def _embedding_save(entry: Entry, vector: np.ndarray) -> None:
