@@ -318,8 +318,8 @@ class _Scanner:
         while j < n and j <= i + limit:
             t = self.text(j)
             s = t.strip()
-            if not s or self.logical[j][2] != self.logical[i][2]:
-                break  # another process's output (another launcher prefix) is not this message
+            if not s:
+                break
             if re.match(r"""^['"][\w./\-]+['"]\s*:""", s):
                 break  # a line of a printed config
             if (

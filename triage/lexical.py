@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -117,3 +118,58 @@ class RawLexicalIndex:
             if df == 0:
                 unseen += idf
         return unseen / total if total else 0.0
+
+
+class SignatureBM25:
+    """BM25 over the entries' signature tokens as a sparse matrix (scipy): term weights are
+    precomputed per (entry, word); a query sums the columns of its words. IDF is
+    log(1 + (N + 1) / (df + 0.5)), which keeps some weight on words most entries share, and a
+    word the query repeats counts up to three times by its square root."""
+
+    K1, B = 1.2, 0.75
+
+    def __init__(self, ids: Sequence[int], token_lists: Sequence[Sequence[str]]) -> None:
+        from scipy.sparse import csc_matrix
+
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.n = max(1, len(self.ids))
+        self.vocab: dict[str, int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        tfs: list[float] = []
+        lengths = np.array([len(t) for t in token_lists], dtype=np.float64)
+        avg = float(lengths.mean()) if len(lengths) else 1.0
+        for row, tokens in enumerate(token_lists):
+            for tok, tf in Counter(tokens).items():
+                rows.append(row)
+                cols.append(self.vocab.setdefault(tok, len(self.vocab)))
+                tfs.append(tf)
+        tf_arr = np.asarray(tfs, dtype=np.float64)
+        norm = self.K1 * (1 - self.B + self.B * lengths[np.asarray(rows, dtype=np.int64)] / (avg or 1.0))
+        weights = tf_arr * (self.K1 + 1) / (tf_arr + norm) if len(tf_arr) else tf_arr
+        self.matrix = csc_matrix(
+            (weights, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
+            shape=(len(self.ids), max(1, len(self.vocab))),
+        )
+        self.df = np.diff(self.matrix.indptr)
+
+    def top(self, tokens: Sequence[str], k: int, max_df_share: float = 0.6) -> list[tuple[int, float]]:
+        """The `k` best entries with a positive score, best first; words in more than
+        `max_df_share` of the entries (this knowledge base's boilerplate) do not count."""
+        scores = np.zeros(len(self.ids), dtype=np.float64)
+        for tok, qtf in Counter(tokens).items():
+            col = self.vocab.get(tok)
+            if col is None:
+                continue
+            df = int(self.df[col])
+            if self.n > 5 and df > self.n * max_df_share:
+                continue
+            idf = math.log(1.0 + (self.n + 1) / (df + 0.5))
+            start, end = self.matrix.indptr[col], self.matrix.indptr[col + 1]
+            scores[self.matrix.indices[start:end]] += idf * math.sqrt(min(qtf, 3)) * self.matrix.data[start:end]
+        if not len(scores) or k <= 0:
+            return []
+        k = min(k, len(scores))
+        best = np.argpartition(-scores, k - 1)[:k]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [(int(self.ids[i]), float(scores[i])) for i in best if scores[i] > 0]

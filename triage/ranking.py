@@ -23,7 +23,7 @@ import numpy as np
 
 from kb.normalize import error_family, tokenize
 from kb.signature import Signature, exception_relation
-from triage.lexical import RawLexicalIndex
+from triage.lexical import RawLexicalIndex, SignatureBM25
 
 FEATURES = (
     "msg_cos",
@@ -177,16 +177,14 @@ class Corpus:
         self.msg_df: Counter[str] = Counter()
         self.text_df: Counter[str] = Counter()
         self.frame_df: Counter[str] = Counter()
-        self.postings: dict[str, list[int]] = {}
         for d in docs:
             self.msg_df.update(set(d.msg_tokens) | set(d.ctx_tokens))
-            uniq = set(d.text_tokens)
-            self.text_df.update(uniq)
+            self.text_df.update(set(d.text_tokens))
             self.frame_df.update(set(d.frames))
-            for t in uniq:
-                self.postings.setdefault(t, []).append(d.id)
-        self.avg_len = sum(len(d.text_tokens) for d in docs) / self.n if docs else 1.0
         self.text_tf = {d.id: Counter(d.text_tokens) for d in docs}
+        # BM25 over the signature and remedy tokens as a sparse matrix: scoring a query is a
+        # few vectorised sums instead of a Python loop over every posting.
+        self.signature_index = SignatureBM25([d.id for d in docs], [d.text_tokens for d in docs])
         self._doc_vectors: dict[int, tuple[dict[str, float], dict[str, float]]] = {}
 
     def doc_vectors(self, doc_id: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -206,20 +204,9 @@ class Corpus:
         return {t: v / norm for t, v in vec.items()}
 
     def lexical_top(self, tokens: Sequence[str], k: int) -> list[tuple[int, float]]:
-        """BM25 over the entries' text tokens, through the inverted index."""
-        k1, b = 1.2, 0.75
-        scores: dict[int, float] = {}
-        for t, qtf in Counter(tokens).items():
-            ids = self.postings.get(t)
-            if not ids or (len(ids) > self.n * 0.6 and self.n > 5):
-                continue
-            idf = self.idf(self.text_df, t)
-            for doc_id in ids:
-                d = self.docs[doc_id]
-                tf = self.text_tf[doc_id][t]
-                denom = tf + k1 * (1 - b + b * len(d.text_tokens) / self.avg_len)
-                scores[doc_id] = scores.get(doc_id, 0.0) + idf * tf * (k1 + 1) / denom * min(qtf, 3) ** 0.5
-        return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
+        """The `k` entries with the best BM25 over their signature and remedy tokens. Words in
+        more than 60% of the entries (boilerplate of this knowledge base) do not count."""
+        return self.signature_index.top(tokens, k)
 
 
 def cosine(a: dict[str, float], b: dict[str, float]) -> float:
