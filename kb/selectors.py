@@ -51,24 +51,40 @@ def entry_records() -> list[EntryRecord]:
         sources.setdefault(occ["entry_id"], []).append(
             SourceRef(occ["filename"], occ["line_start"], occ["line_end"], occ["document_id"], occ["remedy_markdown"])
         )
+    fields = (
+        "pk",
+        "title",
+        "exc_type",
+        "message",
+        "raw_message",
+        "frames",
+        "context",
+        "framework",
+        "fingerprint",
+        "kind",
+        "pattern",
+        "problem_excerpt",
+        "remedy_markdown",
+    )
     out: list[EntryRecord] = []
-    for e in Entry.objects.order_by("pk"):
+    for row in Entry.objects.order_by("pk").values_list(*fields):
+        e = dict(zip(fields, row, strict=True))
         out.append(
             EntryRecord(
-                id=e.pk,
-                title=e.title,
-                exc_type=e.exc_type,
-                message=e.message,
-                raw_message=e.raw_message,
-                frames=tuple(e.frames),
-                context=tuple(e.context),
-                framework=e.framework,
-                fingerprint=e.fingerprint,
-                kind=e.kind,
-                pattern=e.pattern,
-                problem_excerpt=e.problem_excerpt,
-                remedy_markdown=e.remedy_markdown,
-                sources=tuple(sources.get(e.pk, ())),
+                id=e["pk"],
+                title=e["title"],
+                exc_type=e["exc_type"],
+                message=e["message"],
+                raw_message=e["raw_message"],
+                frames=tuple(e["frames"]),
+                context=tuple(e["context"]),
+                framework=e["framework"],
+                fingerprint=e["fingerprint"],
+                kind=e["kind"],
+                pattern=e["pattern"],
+                problem_excerpt=e["problem_excerpt"],
+                remedy_markdown=e["remedy_markdown"],
+                sources=tuple(sources.get(e["pk"], ())),
             )
         )
     return out

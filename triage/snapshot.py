@@ -50,6 +50,23 @@ def doc_of(rec: EntryRecord) -> Doc:
 
 _lock = threading.Lock()
 _current: Snapshot | None = None
+# Tokenising is most of a rebuild: an entry that did not change keeps its tokens.
+_tokens: dict[int, tuple[EntryRecord, Doc, list[str]]] = {}
+
+
+def _docs_of(records: dict[int, EntryRecord]) -> tuple[list[Doc], list[list[str]]]:
+    docs: list[Doc] = []
+    raw: list[list[str]] = []
+    for pk, rec in records.items():
+        cached = _tokens.get(pk)
+        if cached is None or cached[0] != rec:
+            cached = (rec, doc_of(rec), raw_tokens(rec.problem_excerpt))
+            _tokens[pk] = cached
+        docs.append(cached[1])
+        raw.append(cached[2])
+    for pk in set(_tokens) - set(records):
+        del _tokens[pk]
+    return docs, raw
 
 
 def get_snapshot() -> Snapshot:
@@ -67,12 +84,10 @@ def get_snapshot() -> Snapshot:
             pk: np.frombuffer(bytes(vec), dtype=np.float32)
             for pk, vec in Embedding.objects.filter(model_name=name).values_list("entry_id", "vector")
         }
+        docs, raw = _docs_of(records)
         _current = Snapshot(
             version=version,
-            corpus=Corpus(
-                [doc_of(r) for r in records.values()],
-                raw=RawLexicalIndex(list(records), [raw_tokens(r.problem_excerpt) for r in records.values()]),
-            ),
+            corpus=Corpus(docs, raw=RawLexicalIndex(list(records), raw)),
             records=records,
             vectors=vectors,
         )
