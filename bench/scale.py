@@ -1,0 +1,142 @@
+"""Triage on large knowledge bases (fake embedder: ranking and Python overhead alone).
+
+    .venv/bin/python bench/scale.py [--sizes 10000 100000]
+
+For each size, a knowledge base is built in a fresh data directory from mutations of the real
+failures of the shared benchmarks (their root errors with other frames, numbers, paths, words and
+library versions), ingested through `manage.py ingest` as raw logs. Then, in one process:
+warm triage p50/p95 for short pastes (a real query) and for 300-line pastes (the same inside
+real job-log noise), the first triage after a write, and the process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "bench"
+WORDS = ["actor", "critic", "rollout", "reward", "buffer", "shard", "tensor", "kernel", "stream", "bucket", "sampler", "worker", "engine"]
+MODULES = ["verl", "trl", "vllm", "deepspeed", "torch", "transformers", "ray", "accelerate", "peft", "swift", "openrlhf", "sglang"]
+
+
+def real_roots() -> list[tuple[str, str]]:
+    """(exception type, message) of the root errors of every benchmark query."""
+    sys.path.insert(0, str(ROOT))
+    from kb.signature import signature_from_text
+
+    out = []
+    for qfile in (SHARED / "train" / "queries.jsonl", SHARED / "dev" / "queries.jsonl"):
+        for line in qfile.read_text().splitlines():
+            sig, _ = signature_from_text(json.loads(line)["log"])
+            if sig.exc_type and sig.raw_message:
+                out.append((sig.exc_type, sig.raw_message[:300]))
+    return out
+
+
+def mutated_failure(rng: random.Random, roots: list[tuple[str, str]], k: int) -> str:
+    exc, message = rng.choice(roots)
+    words = message.split()
+    for _ in range(3):  # other words, numbers and names than the real report had
+        if words:
+            words[rng.randrange(len(words))] = f"{rng.choice(WORDS)}_{k % 997}_{rng.choice(WORDS)}"
+    frames = "\n".join(
+        f'  File "/opt/conda/lib/python3.11/site-packages/{rng.choice(MODULES)}/{rng.choice(WORDS)}_{k % 53}.py", '
+        f"line {rng.randrange(20, 2000)}, in {rng.choice(WORDS)}_{rng.choice(WORDS)}\n    x = f(y)"
+        for _ in range(rng.randrange(1, 5))
+    )
+    return f"Traceback (most recent call last):\n{frames}\n{exc}: {' '.join(words)} (v{k % 7}.{k % 11}.{k % 5})"
+
+
+def build(size: int, data: Path, env: dict[str, str]) -> float:
+    rng = random.Random(size)
+    roots = real_roots()
+    log = data / "kb.log"
+    with open(log, "w", encoding="utf-8") as fh:
+        for k in range(size):
+            fh.write(f"step {k} INFO\n{mutated_failure(rng, roots, k)}\n\n")
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "manage.py", "ingest", str(log)], cwd=ROOT, env=env, check=True, capture_output=True
+    )
+    return time.perf_counter() - start
+
+
+def measure(size: int) -> None:
+    data = Path(tempfile.mkdtemp(prefix=f"fixbase-scale-{size}-"))
+    env = {**os.environ, "FIXBASE_DATA_DIR": str(data), "FIXBASE_EMBEDDER": "fake", "FIXBASE_LOG_LEVEL": "WARNING"}
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    secs = build(size, data, env)
+    out = subprocess.run(
+        [sys.executable, __file__, "--inner", str(size)], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    )
+    print(f"{size} entries: ingested in {secs:.0f} s ({size / secs:.0f}/s); {out.stdout.strip()}")
+
+
+def inner(size: int) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from kb.models import Entry
+    from kb.services import NewEntry, entries_ingest
+    from triage.services import triage_log
+
+    queries = [json.loads(line)["log"] for line in (SHARED / "train" / "queries.jsonl").read_text().splitlines()]
+    noise = (ROOT / "samples" / "raw_train.log").read_text().splitlines()[:280]
+    long_queries = ["\n".join(noise) + "\n" + q for q in queries]
+    start = time.perf_counter()
+    triage_log(queries[0])
+    cold = time.perf_counter() - start
+
+    def timed(texts: list[str]) -> tuple[float, float]:
+        lat = []
+        for text in texts:
+            t = time.perf_counter()
+            triage_log(text)
+            lat.append((time.perf_counter() - t) * 1000)
+        lat.sort()
+        return statistics.median(lat), lat[round(0.95 * (len(lat) - 1))]
+
+    short = timed(queries[:60])
+    long = timed(long_queries[:60])
+    after = []
+    for k in range(3):
+        entries_ingest([NewEntry(f"new {k}", f"KeyError: 'scale_probe_{k}x'", "fix", "probe.log", None, 1, 1, 1, 1)])
+        t = time.perf_counter()
+        triage_log(f"KeyError: 'scale_probe_{k}x'")
+        after.append((time.perf_counter() - t) * 1000)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"{Entry.objects.count()} in the KB; cold start {cold:.1f} s; warm triage p50/p95 {short[0]:.0f}/{short[1]:.0f} ms "
+        f"short, {long[0]:.0f}/{long[1]:.0f} ms 300-line; first triage after a write {statistics.median(after):.0f} ms; "
+        f"peak RSS {rss:.0f} MB"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="*", default=[10000, 100000])
+    ap.add_argument("--inner", type=int)
+    args = ap.parse_args()
+    if args.inner:
+        inner(args.inner)
+        return
+    for size in args.sizes:
+        measure(size)
+
+
+if __name__ == "__main__":
+    main()
