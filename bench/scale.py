@@ -25,8 +25,35 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "bench"
-WORDS = ["actor", "critic", "rollout", "reward", "buffer", "shard", "tensor", "kernel", "stream", "bucket", "sampler", "worker", "engine"]
-MODULES = ["verl", "trl", "vllm", "deepspeed", "torch", "transformers", "ray", "accelerate", "peft", "swift", "openrlhf", "sglang"]
+WORDS = [
+    "actor",
+    "critic",
+    "rollout",
+    "reward",
+    "buffer",
+    "shard",
+    "tensor",
+    "kernel",
+    "stream",
+    "bucket",
+    "sampler",
+    "worker",
+    "engine",
+]
+MODULES = [
+    "verl",
+    "trl",
+    "vllm",
+    "deepspeed",
+    "torch",
+    "transformers",
+    "ray",
+    "accelerate",
+    "peft",
+    "swift",
+    "openrlhf",
+    "sglang",
+]
 
 
 def real_roots() -> list[tuple[str, str]]:
