@@ -123,6 +123,9 @@ FIXBASE_EMBEDDER = env_str("FIXBASE_EMBEDDER", "minilm")  # "minilm" (real model
 FIXBASE_MASK_HOSTS = env_bool("FIXBASE_MASK_HOSTS", False)  # also mask IPs and hostnames in stored text
 FIXBASE_STALE_SECONDS = env_int("FIXBASE_STALE_SECONDS", 120)  # a processing document with no heartbeat
 FIXBASE_MATCH_THRESHOLD = env_float("FIXBASE_MATCH_THRESHOLD", -1.0)  # < 0: use the fitted one
+# Up to this many entries the ranking copy is rebuilt on the spot after a write (about a second at
+# 10k); above it the previous copy answers while a background thread rebuilds.
+FIXBASE_SYNC_REBUILD_ENTRIES = env_int("FIXBASE_SYNC_REBUILD_ENTRIES", 10_000)
 
 # Celery: eager in-process unless a broker is configured.
 REDIS_URL = env_str("REDIS_URL")

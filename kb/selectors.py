@@ -36,6 +36,7 @@ class EntryRecord:
     problem_excerpt: str
     remedy_markdown: str
     sources: tuple[SourceRef, ...]
+    updated_at: object = None  # when the entry last changed (its tokens are cached by it)
 
 
 def kb_version() -> int:
@@ -65,6 +66,7 @@ def entry_records() -> list[EntryRecord]:
         "pattern",
         "problem_excerpt",
         "remedy_markdown",
+        "updated_at",
     )
     out: list[EntryRecord] = []
     for row in Entry.objects.order_by("pk").values_list(*fields):
@@ -85,6 +87,7 @@ def entry_records() -> list[EntryRecord]:
                 problem_excerpt=e["problem_excerpt"],
                 remedy_markdown=e["remedy_markdown"],
                 sources=tuple(sources.get(e["pk"], ())),
+                updated_at=e["updated_at"],
             )
         )
     return out

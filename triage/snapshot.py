@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from django.conf import settings
+from django.db import connection
 
 from kb.embedding import get_embedder
 from kb.models import Embedding
@@ -50,8 +53,20 @@ def doc_of(rec: EntryRecord) -> Doc:
 
 _lock = threading.Lock()
 _current: Snapshot | None = None
-# Tokenising is most of a rebuild: an entry that did not change keeps its tokens.
-_tokens: dict[int, tuple[EntryRecord, Doc, list[str]]] = {}
+_building = threading.Event()  # a background rebuild is under way
+# Tokenising is most of a rebuild: an entry that did not change since (same pk and updated_at)
+# keeps its tokens. Tokens are interned, so the many entries that share a word share its string.
+_tokens: dict[int, tuple[object, Doc, list[str]]] = {}
+
+
+def _interned(doc: Doc) -> Doc:
+    return replace(
+        doc,
+        msg_tokens=tuple(map(sys.intern, doc.msg_tokens)),
+        ctx_tokens=tuple(map(sys.intern, doc.ctx_tokens)),
+        text_tokens=tuple(map(sys.intern, doc.text_tokens)),
+        frames=tuple(map(sys.intern, doc.frames)),
+    )
 
 
 def _docs_of(records: dict[int, EntryRecord]) -> tuple[list[Doc], list[list[str]]]:
@@ -59,8 +74,9 @@ def _docs_of(records: dict[int, EntryRecord]) -> tuple[list[Doc], list[list[str]
     raw: list[list[str]] = []
     for pk, rec in records.items():
         cached = _tokens.get(pk)
-        if cached is None or cached[0] != rec:
-            cached = (rec, doc_of(rec), raw_tokens(rec.problem_excerpt))
+        if cached is None or cached[0] != rec.updated_at:
+            tokens = [sys.intern(t) for t in raw_tokens(rec.problem_excerpt)]
+            cached = (rec.updated_at, _interned(doc_of(rec)), tokens)
             _tokens[pk] = cached
         docs.append(cached[1])
         raw.append(cached[2])
@@ -69,26 +85,54 @@ def _docs_of(records: dict[int, EntryRecord]) -> tuple[list[Doc], list[list[str]
     return docs, raw
 
 
+def _build(version: int) -> Snapshot:
+    """1. Read every entry as a row; 2. tokenise the ones that changed; 3. build the indexes.
+    The problem text is dropped from the kept records once tokenised (the largest field)."""
+    records = {r.id: r for r in entry_records()}
+    name = get_embedder().name
+    vectors = {
+        pk: np.frombuffer(bytes(vec), dtype=np.float32)
+        for pk, vec in Embedding.objects.filter(model_name=name).values_list("entry_id", "vector")
+    }
+    docs, raw = _docs_of(records)
+    return Snapshot(
+        version=version,
+        corpus=Corpus(docs, raw=RawLexicalIndex(list(records), raw)),
+        records={pk: replace(r, problem_excerpt="") for pk, r in records.items()},
+        vectors=vectors,
+    )
+
+
+def _rebuild_in_background() -> None:
+    global _current
+    try:
+        with _lock:
+            version = kb_version()
+            if _current is None or _current.version != version:
+                _current = _build(version)
+    finally:
+        connection.close()  # this thread's own database connection
+        _building.clear()
+
+
 def get_snapshot() -> Snapshot:
+    """The ranking copy of the knowledge base at its current version.
+
+    A small knowledge base is rebuilt on the spot, so an entry is triaged the moment it is
+    written. Above `FIXBASE_SYNC_REBUILD_ENTRIES` entries a rebuild takes seconds: the previous
+    copy keeps answering while a background thread builds the new one, and the new entries are
+    matched once it is in place."""
     global _current
     version = kb_version()
     snap = _current
     if snap is not None and snap.version == version:
         return snap
+    if snap is not None and len(snap.records) > settings.FIXBASE_SYNC_REBUILD_ENTRIES:
+        if not _building.is_set():
+            _building.set()
+            threading.Thread(target=_rebuild_in_background, name="fixbase-snapshot", daemon=True).start()
+        return snap
     with _lock:
-        if _current is not None and _current.version == version:
-            return _current
-        records = {r.id: r for r in entry_records()}
-        name = get_embedder().name
-        vectors = {
-            pk: np.frombuffer(bytes(vec), dtype=np.float32)
-            for pk, vec in Embedding.objects.filter(model_name=name).values_list("entry_id", "vector")
-        }
-        docs, raw = _docs_of(records)
-        _current = Snapshot(
-            version=version,
-            corpus=Corpus(docs, raw=RawLexicalIndex(list(records), raw)),
-            records=records,
-            vectors=vectors,
-        )
+        if _current is None or _current.version != version:
+            _current = _build(version)
         return _current
