@@ -6,7 +6,7 @@ COPY requirements.txt .
 # torch==2.13.0 is the multi-GB CUDA build.
 ARG TORCH_INDEX=""
 RUN if [ -n "$TORCH_INDEX" ]; then pip install --index-url "$TORCH_INDEX" torch==2.13.0; fi \
- && pip install -r requirements.txt gunicorn==23.0.0
+ && pip install -r requirements.txt
 COPY . .
 RUN DJANGO_DEBUG=0 python manage.py collectstatic --noinput -v0 || true
 EXPOSE 8000

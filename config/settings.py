@@ -120,6 +120,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # Knowledge base and triage.
 FIXBASE_INDEX_DIR = DATA_DIR / "index"
 FIXBASE_EMBEDDER = env_str("FIXBASE_EMBEDDER", "minilm")  # "minilm" (real model) or "fake" (tests)
+# Threads the model may use in one process; 0: up to 2. Web servers with several workers: 1.
+FIXBASE_TORCH_THREADS = env_int("FIXBASE_TORCH_THREADS", 0)
 FIXBASE_MASK_HOSTS = env_bool("FIXBASE_MASK_HOSTS", False)  # also mask IPs and hostnames in stored text
 FIXBASE_STALE_SECONDS = env_int("FIXBASE_STALE_SECONDS", 120)  # a processing document with no heartbeat
 FIXBASE_MATCH_THRESHOLD = env_float("FIXBASE_MATCH_THRESHOLD", -1.0)  # < 0: use the fitted one

