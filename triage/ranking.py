@@ -181,7 +181,6 @@ class Corpus:
             self.msg_df.update(set(d.msg_tokens) | set(d.ctx_tokens))
             self.text_df.update(set(d.text_tokens))
             self.frame_df.update(set(d.frames))
-        self.text_tf = {d.id: Counter(d.text_tokens) for d in docs}
         # BM25 over the signature and remedy tokens as a sparse matrix: scoring a query is a
         # few vectorised sums instead of a Python loop over every posting.
         self.signature_index = SignatureBM25([d.id for d in docs], [d.text_tokens for d in docs])
@@ -239,7 +238,7 @@ def coverage(query_tokens: Sequence[str], doc: Doc, corpus: Corpus) -> float:
     uniq = set(query_tokens)
     if not uniq:
         return 0.0
-    doc_set = corpus.text_tf[doc.id]
+    doc_set = set(doc.text_tokens)
     total = sum(corpus.idf(corpus.text_df, t) for t in uniq)
     hit = sum(corpus.idf(corpus.text_df, t) for t in uniq if t in doc_set)
     return hit / total if total else 0.0

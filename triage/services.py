@@ -94,7 +94,7 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
     dense_hits = get_index().search(qvec, DENSE_POOL, embedder.name)
 
     def dense_of(entry_id: int) -> float:
-        vec = snap.vectors.get(entry_id)
+        vec = snap.vector(entry_id)
         return float(np.dot(vec, qvec)) if vec is not None else 0.0
 
     model = ranker_model()

@@ -23,7 +23,12 @@ class Snapshot:
     version: int
     corpus: Corpus
     records: dict[int, EntryRecord]
-    vectors: dict[int, np.ndarray]
+    vectors: np.ndarray  # one row per entry that has a vector of the current model
+    vector_row: dict[int, int]  # entry pk -> its row in `vectors`
+
+    def vector(self, entry_id: int) -> np.ndarray | None:
+        row = self.vector_row.get(entry_id)
+        return None if row is None else self.vectors[row]
 
 
 def doc_of(rec: EntryRecord) -> Doc:
@@ -90,16 +95,22 @@ def _build(version: int) -> Snapshot:
     The problem text is dropped from the kept records once tokenised (the largest field)."""
     records = {r.id: r for r in entry_records()}
     name = get_embedder().name
-    vectors = {
-        pk: np.frombuffer(bytes(vec), dtype=np.float32)
-        for pk, vec in Embedding.objects.filter(model_name=name).values_list("entry_id", "vector")
-    }
+    rows = Embedding.objects.filter(model_name=name).values_list("entry_id", "vector", "dim")
+    vector_row: dict[int, int] = {}
+    chunks: list[bytes] = []
+    dim = get_embedder().dim
+    for pk, vec, vec_dim in rows.iterator(chunk_size=2000):
+        if vec_dim == dim:
+            vector_row[pk] = len(chunks)
+            chunks.append(bytes(vec))
+    vectors = np.frombuffer(b"".join(chunks), dtype=np.float32).reshape(len(chunks), dim)
     docs, raw = _docs_of(records)
     return Snapshot(
         version=version,
         corpus=Corpus(docs, raw=RawLexicalIndex(list(records), raw)),
         records={pk: replace(r, problem_excerpt="") for pk, r in records.items()},
         vectors=vectors,
+        vector_row=vector_row,
     )
 
 
