@@ -88,7 +88,7 @@ def select_root(blocks: tuple[ErrorBlock, ...]) -> RootChoice:
     root = ranked[0][1]
     secondary = tuple(b for _, b in ranked[1:] if b.kind != "warning")[:6]
     notes: list[str] = []
-    if _tier(root) >= 3 and root.kind != "warning":
+    if root.symptom:
         notes.append(
             "This error is a symptom: it reports that another process or server failed. "
             "That process's own log (the rollout server, the Ray worker, the other rank) holds the cause."

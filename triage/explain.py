@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from kb.logscan import ErrorBlock
+from kb.normalize import strip_boilerplate
 from triage.ranking import Corpus, Doc, Query
 
 NUMBER_PAIR_RE = re.compile(r"(?P<name>[A-Za-z_][\w./]*)\s*(?:\(|=|:\s)\s*(?P<value>-?\d+(?:\.\d+)?)\)?")
@@ -62,7 +63,8 @@ def explain_match(
         matched_tokens=tuple(matched),
         shared_frames=shared,
         highlight_lines=highlight_lines(root, text, matched, shared),
-        numbers=numbers_from_log(root_context(root, text), root.message if root else ""),
+        # Library hint sentences ("consider passing CUDA_LAUNCH_BLOCKING=1") are not the user's numbers.
+        numbers=numbers_from_log(root_context(root, text), strip_boilerplate(root.message) if root else ""),
     )
 
 

@@ -60,3 +60,9 @@ def test_torchrun_summary_points_at_the_kill_not_the_wrapper():
     )
     sig, _ = signature_from_text(log)
     assert sig.pattern == "killed_by_signal"
+
+
+def test_a_terse_error_is_not_called_a_symptom():
+    sig, choice = signature_from_text("KeyError: 'foo'")
+    assert sig.exc_type == "KeyError"
+    assert not any("symptom" in n for n in choice.notes)

@@ -84,3 +84,12 @@ def test_family_conflict_needs_different_words_after_the_family_name():
     assert not family_conflict(same, ("nccl", frozenset({"internal", "check"})))
     assert family_conflict(("nccl", frozenset({"remote", "network"})), ("nccl", frozenset({"unhandled", "system"})))
     assert not family_conflict(("cuda", frozenset({"assert"})), None)
+
+
+def test_your_numbers_skip_the_library_hint_text(samples_kb):
+    result = triage_log(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+        "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1"
+    )
+    assert result.matches and not any("CUDA_LAUNCH_BLOCKING" in n for n in result.matches[0].explanation.numbers)
