@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from kb.trigger_search import compile_trigger
 
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("url-password", re.compile(r"(?<=://)([^:/\s@]{1,64}):([^@\s/]{1,200})(?=@)")),
@@ -70,22 +71,14 @@ KEYWORDS = ("key", "token", "secret", "passw", "credential")  # found case-insen
 ASSIGNED_RE = re.compile(r"\w*['\"]?\s*[=:]")
 
 
-def _compile_trigger() -> Any:
-    """One pass over the text for every literal and keyword: RE2 (a DFA) when installed, which
-    keeps redaction near reading speed on logs full of `token`/`key` config names; else `re`."""
+def _trigger_pattern() -> str:
+    """Every literal, and every keyword followed by an assignment, in one alternation."""
     literals = "|".join(re.escape(lit) for lit in LITERALS)
     keywords = "|".join(KEYWORDS)
-    pattern = f"(?:{literals})|(?i:{keywords})\\w*['\"]?\\s*[=:]"
-    try:
-        import re2  # type: ignore[import-not-found]
-    except ImportError:
-        return re.compile(pattern)
-    options = re2.Options()
-    options.max_mem = 64 << 20
-    return re2.compile(pattern, options)
+    return f"(?:{literals})|(?i:{keywords})\\w*['\"]?\\s*[=:]"
 
 
-TRIGGER_RE = _compile_trigger()
+TRIGGER_RE = compile_trigger(_trigger_pattern())
 
 
 def _trigger_lines(text: str) -> list[tuple[int, int]]:

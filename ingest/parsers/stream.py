@@ -9,13 +9,13 @@ the file size; line numbers stay exact.
 from __future__ import annotations
 
 import gzip
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import BinaryIO, cast
 
 from kb.logscan import MAX_LINE, ErrorBlock, line_may_start_failure, scan_log
+from kb.trigger_search import compile_trigger
 
 # Literal words one of which every line that can start a failure contains; each hit is then
 # confirmed by the scanner's own single-line check (kb.logscan.line_may_start_failure) before the
@@ -30,19 +30,7 @@ TRIGGER_PATTERN = (
 )
 
 
-def _compile_trigger(pattern: bytes) -> Any:
-    """RE2 (a DFA: one pass, no backtracking) scans for these literals about ten times faster
-    than Python's `re` (measured in bench/scan_throughput.py); `re` is the fallback."""
-    try:
-        import re2  # type: ignore[import-not-found]
-    except ImportError:
-        return re.compile(pattern)
-    options = re2.Options()
-    options.max_mem = 64 << 20
-    return re2.compile(pattern, options)
-
-
-TRIGGER_RE = _compile_trigger(TRIGGER_PATTERN)
+TRIGGER_RE = compile_trigger(TRIGGER_PATTERN)
 CHUNK_BYTES = 8 << 20
 BEFORE = 3
 AFTER = 40
