@@ -248,7 +248,56 @@ def commit() -> str:
     return sha.strip() + ("+dirty" if dirty.strip() else "")
 
 
+def print_misses(outs: Sequence[Outcome]) -> None:
+    for o in outs:
+        known, right_first = o.table.known, o.rank == 1 and o.verdict == "match"
+        if (known and not right_first) or (not known and o.verdict == "match"):
+            print(f"  miss {o.table.set_name:10s} {o.table.qid:60s} verdict={o.verdict:8s} rank={o.rank}")
+
+
+def ablate(tables: list[QueryTable], cols: list[int], c: float, folds: int, base: float) -> None:
+    """The CV figure without each feature, then without the family-conflict rule."""
+
+    def line(what: str, r: dict[str, float]) -> str:
+        return (
+            f"without {what:18s} hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
+            f"(delta {r['answered_right'] - base:+.3f})"
+        )
+
+    for f in [FEATURES[i] for i in cols]:
+        print(line(f, report("all", grouped_cv(tables, [i for i in cols if FEATURES[i] != f], c, folds))))
+    saved = [t.factor for t in tables]
+    for t in tables:
+        t.factor = np.ones_like(t.factor)
+    print(line("the family-conflict rule", report("all", grouped_cv(tables, cols, c, folds))))
+    for t, factor in zip(tables, saved, strict=True):
+        t.factor = factor
+
+
+def write_weights(path: Path, tables: list[QueryTable], cols: list[int], c: float, folds: int) -> None:
+    """Fit on every query and write the shipped weights, threshold and floor."""
+    fitted = fit_all(tables, set(), cols, c, folds)
+    data = {
+        "weights": {FEATURES[i]: round(float(w), 4) for i, w in zip(cols, fitted.coef, strict=True)},
+        "bias": round(fitted.bias, 4),
+        "threshold": round(fitted.threshold, 4),
+        "floor": round(fitted.floor, 4),
+        "answer_weights": {k: round(float(w), 4) for k, w in zip(ANSWER_FEATURES, fitted.answer_coef, strict=True)},
+        "answer_bias": round(fitted.answer_bias, 4),
+        "meta": {
+            "fitted_by": "bench/grouped_cv.py --write",
+            "queries": len(tables),
+            "problems": len({t.problem for t in tables}),
+            "C": c,
+        },
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"wrote {path}: threshold {fitted.threshold:.4f}, floor {fitted.floor:.4f}")
+
+
 def main() -> None:
+    """1. Triage every query once (or read the cache); 2. grouped CV and its figures;
+    3. optionally the ablation; 4. optionally fit on everything and write the weights."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true", help="fit on everything and write triage/ranker_weights.json")
     ap.add_argument("--folds", type=int, default=5)
@@ -274,58 +323,11 @@ def main() -> None:
         if args.curve:
             precision_coverage(outs)
         if args.show:
-            for o in outs:
-                bad = (o.table.known and (o.rank != 1 or o.verdict != "match")) or (
-                    not o.table.known and o.verdict == "match"
-                )
-                if bad:
-                    print(f"  miss {o.table.set_name:10s} {o.table.qid:60s} verdict={o.verdict:8s} rank={o.rank}")
+            print_misses(outs)
         if args.ablate:
-            base = report("all", outs)["answered_right"]
-            for f in [FEATURES[i] for i in cols]:
-                sub = [i for i in cols if FEATURES[i] != f]
-                r = report("all", grouped_cv(tables, sub, args.C, args.folds))
-                print(
-                    f"without {f:18s} hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
-                    f"(delta {r['answered_right'] - base:+.3f})"
-                )
-        if args.ablate:
-            for t in tables:
-                t.factor_saved = t.factor  # type: ignore[attr-defined]
-                t.factor = np.ones_like(t.factor)
-            r = report("all", grouped_cv(tables, cols, args.C, args.folds))
-            print(
-                f"without the family-conflict rule hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
-                f"(delta {r['answered_right'] - base:+.3f})"
-            )
-            for t in tables:
-                t.factor = t.factor_saved  # type: ignore[attr-defined]
+            ablate(tables, cols, args.C, args.folds, report("all", outs)["answered_right"])
         if args.write:
-            fitted = fit_all(tables, set(), cols, args.C, args.folds)
-            weights = {FEATURES[i]: round(float(w), 4) for i, w in zip(cols, fitted.coef, strict=True)}
-            WEIGHTS_PATH.write_text(
-                json.dumps(
-                    {
-                        "weights": weights,
-                        "bias": round(fitted.bias, 4),
-                        "threshold": round(fitted.threshold, 4),
-                        "floor": round(fitted.floor, 4),
-                        "answer_weights": {
-                            k: round(float(w), 4) for k, w in zip(ANSWER_FEATURES, fitted.answer_coef, strict=True)
-                        },
-                        "answer_bias": round(fitted.answer_bias, 4),
-                        "meta": {
-                            "fitted_by": "bench/grouped_cv.py --write",
-                            "queries": len(tables),
-                            "problems": len({t.problem for t in tables}),
-                            "C": args.C,
-                        },
-                    },
-                    indent=2,
-                )
-                + "\n"
-            )
-            print(f"wrote {WEIGHTS_PATH}: threshold {fitted.threshold:.4f}, floor {fitted.floor:.4f}")
+            write_weights(WEIGHTS_PATH, tables, cols, args.C, args.folds)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

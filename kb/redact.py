@@ -68,7 +68,6 @@ LITERALS = (
     "wandb login",
 )
 KEYWORDS = ("key", "token", "secret", "passw", "credential")  # found case-insensitively
-ASSIGNED_RE = re.compile(r"\w*['\"]?\s*[=:]")
 
 
 def _trigger_pattern() -> str:
