@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -77,47 +77,87 @@ class RawLexicalIndex:
             return np.zeros(len(self.ids), dtype=np.float32)
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
 
+    def df(self, token: str) -> int:
+        """How many entries of this index contain the word."""
+        if self._bm25 is None:
+            return 0
+        tid = self._bm25.vocab_dict.get(token)
+        if tid is None:
+            return 0
+        indptr = self._bm25.scores["indptr"]
+        return int(indptr[tid + 1] - indptr[tid])
+
+    def holders(self, token: str) -> np.ndarray:
+        """Positions (in `ids`) of the entries that contain the word."""
+        if self._bm25 is None:
+            return np.zeros(0, dtype=np.int64)
+        tid = self._bm25.vocab_dict.get(token)
+        if tid is None:
+            return np.zeros(0, dtype=np.int64)
+        indptr, indices = self._bm25.scores["indptr"], self._bm25.scores["indices"]
+        return np.asarray(indices[indptr[tid] : indptr[tid + 1]])
+
     def coverage(self, tokens: Sequence[str], candidates: Iterable[int]) -> dict[int, float]:
         """IDF-weighted share of the query's distinct words that each candidate's text contains.
 
         Unlike BM25 relative to the best entry, this is on an absolute scale: a paste whose
         words are mostly new to the knowledge base covers little of any entry, however the
         entries rank among themselves. Read from the BM25 matrix's postings (token → entries)."""
-        pos = {self.position[i]: i for i in candidates if i in self.position}
-        uniq = set(tokens)
-        if self._bm25 is None or not pos or not uniq:
-            return {}
-        n = len(self.ids)
-        vocab, indptr, indices = self._bm25.vocab_dict, self._bm25.scores["indptr"], self._bm25.scores["indices"]
-        wanted = np.fromiter(pos, dtype=np.int64)
-        got = np.zeros(len(wanted))
-        total = 0.0
-        for t in uniq:
-            tid = vocab.get(t)
-            df = 0 if tid is None else int(indptr[tid + 1] - indptr[tid])
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            total += idf
-            if df:
-                got += idf * np.isin(wanted, indices[indptr[tid] : indptr[tid + 1]])
-        return {pos[int(k)]: float(v) / total for k, v in zip(wanted, got, strict=True)} if total else {}
+        return raw_coverage([self], tokens, candidates)
 
     def novelty(self, tokens: Sequence[str]) -> float:
         """IDF-weighted share of the paste's distinct words (numbers aside) that no entry contains:
         a failure nobody has documented tends to speak of things the knowledge base never saw."""
-        uniq = {t for t in tokens if not t.isdigit()}
-        if self._bm25 is None or not uniq:
-            return 0.0
-        n = len(self.ids)
-        vocab, indptr = self._bm25.vocab_dict, self._bm25.scores["indptr"]
-        total = unseen = 0.0
-        for t in uniq:
-            tid = vocab.get(t)
-            df = 0 if tid is None else int(indptr[tid + 1] - indptr[tid])
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            total += idf
-            if df == 0:
-                unseen += idf
-        return unseen / total if total else 0.0
+        return raw_novelty([self], tokens)
+
+
+def _lucene_idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def raw_coverage(
+    parts: Sequence[RawLexicalIndex], tokens: Sequence[str], candidates: Iterable[int]
+) -> dict[int, float]:
+    """`RawLexicalIndex.coverage` over several indexes taken as one (document frequencies summed)."""
+    uniq = set(tokens)
+    cands = list(candidates)
+    if not uniq or not cands:
+        return {}
+    n = sum(len(p.ids) for p in parts)
+    wanted = [(p, np.fromiter((p.position[i] for i in cands if i in p.position), dtype=np.int64)) for p in parts]
+    got = [np.zeros(len(w)) for _, w in wanted]
+    total = 0.0
+    for t in uniq:
+        df = sum(p.df(t) for p in parts)
+        idf = _lucene_idf(n, df)
+        total += idf
+        if df:
+            for k, (p, w) in enumerate(wanted):
+                if len(w):
+                    got[k] += idf * np.isin(w, p.holders(t))
+    if not total:
+        return {}
+    return {
+        int(p.ids[pos]): float(v) / total
+        for (p, w), g in zip(wanted, got, strict=True)
+        for pos, v in zip(w, g, strict=True)
+    }
+
+
+def raw_novelty(parts: Sequence[RawLexicalIndex], tokens: Sequence[str]) -> float:
+    """`RawLexicalIndex.novelty` over several indexes taken as one."""
+    uniq = {t for t in tokens if not t.isdigit()}
+    n = sum(len(p.ids) for p in parts)
+    if not uniq or not n:
+        return 0.0
+    total = unseen = 0.0
+    for t in uniq:
+        df = sum(p.df(t) for p in parts)
+        idf = _lucene_idf(n, df)
+        total += idf
+        if df == 0:
+            unseen += idf
+    return unseen / total if total else 0.0
 
 
 class SignatureBM25:
@@ -153,18 +193,32 @@ class SignatureBM25:
         )
         self.df = np.diff(self.matrix.indptr)
 
-    def top(self, tokens: Sequence[str], k: int, max_df_share: float = 0.6) -> list[tuple[int, float]]:
+    def doc_freq(self, token: str) -> int:
+        col = self.vocab.get(token)
+        return 0 if col is None else int(self.df[col])
+
+    def top(
+        self,
+        tokens: Sequence[str],
+        k: int,
+        max_df_share: float = 0.6,
+        df_of: Callable[[str], int] | None = None,
+        n: int | None = None,
+    ) -> list[tuple[int, float]]:
         """The `k` best entries with a positive score, best first; words in more than
-        `max_df_share` of the entries (this knowledge base's boilerplate) do not count."""
+        `max_df_share` of the entries (this knowledge base's boilerplate) do not count.
+        `df_of` and `n` give the statistics of a larger whole this index is part of."""
+        n = n or self.n
+        df_of = df_of or self.doc_freq
         scores = np.zeros(len(self.ids), dtype=np.float64)
         for tok, qtf in Counter(tokens).items():
             col = self.vocab.get(tok)
             if col is None:
                 continue
-            df = int(self.df[col])
-            if self.n > 5 and df > self.n * max_df_share:
+            df = df_of(tok)
+            if n > 5 and df > n * max_df_share:
                 continue
-            idf = math.log(1.0 + (self.n + 1) / (df + 0.5))
+            idf = math.log(1.0 + (n + 1) / (df + 0.5))
             start, end = self.matrix.indptr[col], self.matrix.indptr[col + 1]
             scores[self.matrix.indices[start:end]] += idf * math.sqrt(min(qtf, 3)) * self.matrix.data[start:end]
         if not len(scores) or k <= 0:
