@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import Count, QuerySet
 
@@ -36,7 +38,7 @@ class EntryRecord:
     problem_excerpt: str
     remedy_markdown: str
     sources: tuple[SourceRef, ...]
-    updated_at: object = None  # when the entry last changed (its tokens are cached by it)
+    updated_at: datetime | None = None  # when the entry last changed (its tokens are cached by it)
 
 
 def kb_version() -> int:
@@ -44,11 +46,17 @@ def kb_version() -> int:
     return int(row or 0)
 
 
-def entry_records() -> list[EntryRecord]:
+def entry_records(after_pk: int | None = None, pks: Iterable[int] | None = None) -> list[EntryRecord]:
+    """Every entry as ranking sees it; or those with a pk above `after_pk`; or those in `pks`."""
+    entries = Entry.objects.order_by("pk")
+    occurrences = Occurrence.objects.order_by("pk")
+    if after_pk is not None:
+        entries, occurrences = entries.filter(pk__gt=after_pk), occurrences.filter(entry_id__gt=after_pk)
+    if pks is not None:
+        wanted = list(pks)
+        entries, occurrences = entries.filter(pk__in=wanted), occurrences.filter(entry_id__in=wanted)
     sources: dict[int, list[SourceRef]] = {}
-    for occ in Occurrence.objects.order_by("pk").values(
-        "entry_id", "filename", "line_start", "line_end", "document_id", "remedy_markdown"
-    ):
+    for occ in occurrences.values("entry_id", "filename", "line_start", "line_end", "document_id", "remedy_markdown"):
         sources.setdefault(occ["entry_id"], []).append(
             SourceRef(occ["filename"], occ["line_start"], occ["line_end"], occ["document_id"], occ["remedy_markdown"])
         )
@@ -69,7 +77,7 @@ def entry_records() -> list[EntryRecord]:
         "updated_at",
     )
     out: list[EntryRecord] = []
-    for row in Entry.objects.order_by("pk").values_list(*fields):
+    for row in entries.values_list(*fields):
         e = dict(zip(fields, row, strict=True))
         out.append(
             EntryRecord(

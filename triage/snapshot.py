@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import sys
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
 from django.db import connection
+from django.db.models import Max
 
 from kb.embedding import get_embedder
-from kb.models import Embedding
+from kb.models import Embedding, Entry, Occurrence
 from kb.normalize import error_family, tokenize
 from kb.selectors import EntryRecord, entry_records, kb_version
 from triage.lexical import RawLexicalIndex, raw_tokens
-from triage.ranking import Corpus, Doc, frame_tokens, message_tokens
+from triage.ranking import Corpus, Doc, LayeredCorpus, frame_tokens, message_tokens
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """Where a full build stopped: what later writes are compared with."""
+
+    max_pk: int
+    count: int  # entries with a pk up to max_pk
+    updated: datetime | None  # the newest updated_at among them
+    max_occurrence: int
 
 
 @dataclass(frozen=True)
@@ -25,8 +37,13 @@ class Snapshot:
     records: dict[int, EntryRecord]
     vectors: np.ndarray  # one row per entry that has a vector of the current model
     vector_row: dict[int, int]  # entry pk -> its row in `vectors`
+    watermark: Watermark | None = None
+    base: Snapshot | None = None  # the full build that added entries are layered on
+    added_vectors: dict[int, np.ndarray] = field(default_factory=dict)
 
     def vector(self, entry_id: int) -> np.ndarray | None:
+        if entry_id in self.added_vectors:
+            return self.added_vectors[entry_id]
         row = self.vector_row.get(entry_id)
         return None if row is None else self.vectors[row]
 
@@ -61,7 +78,7 @@ _current: Snapshot | None = None
 _building = threading.Event()  # a background rebuild is under way
 # Tokenising is most of a rebuild: an entry that did not change since (same pk and updated_at)
 # keeps its tokens. Tokens are interned, so the many entries that share a word share its string.
-_tokens: dict[int, tuple[object, Doc, list[str]]] = {}
+_tokens: dict[int, tuple[datetime | None, Doc, list[str]]] = {}
 
 
 def _interned(doc: Doc) -> Doc:
@@ -74,7 +91,7 @@ def _interned(doc: Doc) -> Doc:
     )
 
 
-def _docs_of(records: dict[int, EntryRecord]) -> tuple[list[Doc], list[list[str]]]:
+def _docs_of(records: dict[int, EntryRecord], forget_others: bool = True) -> tuple[list[Doc], list[list[str]]]:
     docs: list[Doc] = []
     raw: list[list[str]] = []
     for pk, rec in records.items():
@@ -85,8 +102,9 @@ def _docs_of(records: dict[int, EntryRecord]) -> tuple[list[Doc], list[list[str]
             _tokens[pk] = cached
         docs.append(cached[1])
         raw.append(cached[2])
-    for pk in set(_tokens) - set(records):
-        del _tokens[pk]
+    if forget_others:
+        for pk in set(_tokens) - set(records):
+            del _tokens[pk]
     return docs, raw
 
 
@@ -105,12 +123,60 @@ def _build(version: int) -> Snapshot:
             chunks.append(bytes(vec))
     vectors = np.frombuffer(b"".join(chunks), dtype=np.float32).reshape(len(chunks), dim)
     docs, raw = _docs_of(records)
+    max_occurrence = Occurrence.objects.aggregate(m=Max("pk"))["m"] or 0
+    updated = max((r.updated_at for r in records.values() if r.updated_at is not None), default=None)
     return Snapshot(
         version=version,
         corpus=Corpus(docs, raw=RawLexicalIndex(list(records), raw)),
         records={pk: replace(r, problem_excerpt="") for pk, r in records.items()},
         vectors=vectors,
         vector_row=vector_row,
+        watermark=Watermark(max(records, default=0), len(records), updated, max_occurrence),
+    )
+
+
+LAYER_LIMIT = 5000  # entries added since the full build that are layered on it; past this, rebuild
+
+
+def _extend(snap: Snapshot, version: int) -> Snapshot | None:
+    """The full build `snap` stands on, plus the entries added since, layered on it.
+
+    1. Give up (None: rebuild) if an entry of the full build was edited or deleted since, or
+       too many were added.
+    2. Read the added entries, and the entries of the full build that gained an occurrence.
+    3. Layer the added entries' small indexes on the full build's (`LayeredCorpus`)."""
+    base = snap.base or snap
+    w = base.watermark
+    if w is None:
+        return None
+    old = Entry.objects.filter(pk__lte=w.max_pk)
+    if old.count() != w.count or (w.updated is not None and old.filter(updated_at__gt=w.updated).exists()):
+        return None
+    added = {r.id: r for r in entry_records(after_pk=w.max_pk)}
+    if len(added) > LAYER_LIMIT:
+        return None
+    regrouped = set(
+        Occurrence.objects.filter(pk__gt=w.max_occurrence, entry_id__lte=w.max_pk).values_list("entry_id", flat=True)
+    )
+    records = dict(base.records)
+    for rec in entry_records(pks=regrouped) if regrouped else ():
+        records[rec.id] = replace(rec, problem_excerpt="")
+    docs, raw = _docs_of(added, forget_others=False)
+    records.update({pk: replace(r, problem_excerpt="") for pk, r in added.items()})
+    name, dim = get_embedder().name, get_embedder().dim
+    added_vectors = {
+        pk: np.frombuffer(bytes(vec), dtype=np.float32)
+        for pk, vec in Embedding.objects.filter(entry_id__in=list(added), model_name=name, dim=dim).values_list(
+            "entry_id", "vector"
+        )
+    }
+    return replace(
+        base,
+        version=version,
+        corpus=LayeredCorpus(base.corpus, docs, raw),
+        records=records,
+        base=base,
+        added_vectors=added_vectors,
     )
 
 
@@ -130,15 +196,23 @@ def get_snapshot() -> Snapshot:
     """The ranking copy of the knowledge base at its current version.
 
     A small knowledge base is rebuilt on the spot, so an entry is triaged the moment it is
-    written. Above `FIXBASE_SYNC_REBUILD_ENTRIES` entries a rebuild takes seconds: the previous
-    copy keeps answering while a background thread builds the new one, and the new entries are
-    matched once it is in place."""
+    written. Above `FIXBASE_SYNC_REBUILD_ENTRIES` entries a rebuild takes seconds, so entries
+    added since the last full build are layered on it at once (`_extend`); when that does not
+    apply (an entry was edited or deleted, or many were added) the previous copy keeps
+    answering while a background thread builds the new one."""
     global _current
     version = kb_version()
     snap = _current
     if snap is not None and snap.version == version:
         return snap
     if snap is not None and len(snap.records) > settings.FIXBASE_SYNC_REBUILD_ENTRIES:
+        with _lock:
+            if _current is not None and _current.version == version:
+                return _current
+            layered = _extend(_current or snap, version)
+            if layered is not None:
+                _current = layered
+                return layered
         if not _building.is_set():
             _building.set()
             threading.Thread(target=_rebuild_in_background, name="fixbase-snapshot", daemon=True).start()

@@ -19,16 +19,58 @@ def test_small_knowledge_base_sees_a_write_at_once(transactional_db):
 
 
 def test_large_knowledge_base_answers_from_the_previous_copy_while_rebuilding(transactional_db, settings):
+    from kb.models import Entry
+    from kb.services import entry_update
+
     settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0  # treat this knowledge base as a large one
     snapshot._current = None
     entries_ingest([probe(0)])
     first = snapshot.get_snapshot()  # no copy yet: built on the spot
-    entries_ingest([probe(1)])
+    entry_update(Entry.objects.get(title="probe 0"), title="probe 0", remedy_markdown="a better fix")  # not layered
     stale = snapshot.get_snapshot()
     assert stale is first  # answered at once from the previous copy...
     deadline = time.monotonic() + 30
     while snapshot.get_snapshot() is first and time.monotonic() < deadline:
         time.sleep(0.05)
     fresh = snapshot.get_snapshot()
-    assert fresh is not first and len(fresh.records) == 2  # ...and the new entry arrives by itself
-    assert triage_log("KeyError: 'snapshot_probe_y'").matches[0].title == "probe 1"
+    assert fresh is not first  # ...and the rebuilt copy arrives by itself
+    assert triage_log("KeyError: 'snapshot_probe_x'").matches[0].remedy_markdown == "a better fix"
+
+
+def test_added_entries_are_layered_on_the_full_build_and_rank_as_after_a_rebuild(transactional_db, settings):
+    from ingest.services import document_process, document_submit_path
+    from tests.conftest import ROOT
+    from triage.ranking import LayeredCorpus
+
+    settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0
+    snapshot._current = None
+    for path in sorted((ROOT / "samples").iterdir()):
+        document_process(document_submit_path(path).document.pk)
+    full = snapshot.get_snapshot()
+    entries_ingest([probe(0), probe(1)])
+    layered = snapshot.get_snapshot()  # at once, not in the background
+    assert isinstance(layered.corpus, LayeredCorpus) and len(layered.records) == len(full.records) + 2
+    queries = [
+        "KeyError: 'snapshot_probe_y'",
+        "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "ValueError: max_tokens must be at least 1, got -12",
+    ]
+    seen = [[(m.entry_id, m.score) for m in triage_log(q).matches] for q in queries]
+    snapshot._current = None  # a full rebuild of the same knowledge base
+    rebuilt = [[(m.entry_id, m.score) for m in triage_log(q).matches] for q in queries]
+    for got, want in zip(seen, rebuilt, strict=True):
+        assert [i for i, _ in got][:2] == [i for i, _ in want][:2]
+        assert abs(got[0][1] - want[0][1]) < 0.05
+
+
+def test_an_edit_of_a_built_entry_is_not_layered(transactional_db, settings):
+    from kb.models import Entry
+
+    settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0
+    snapshot._current = None
+    entries_ingest([probe(0)])
+    full = snapshot.get_snapshot()
+    from kb.services import entry_update
+
+    entry_update(Entry.objects.get(), title="probe 0", remedy_markdown="a better fix")
+    assert snapshot._extend(full, full.version + 1) is None
