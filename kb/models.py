@@ -26,6 +26,9 @@ class Entry(models.Model):
     class Meta:
         ordering = ["-updated_at"]
         verbose_name_plural = "entries"
+        # The ranking copy asks "was any entry changed since?" on every write, and the wiki lists
+        # entries by last change.
+        indexes = [models.Index(fields=["updated_at"], name="entry_updated_at")]
 
     def __str__(self) -> str:
         return self.title
