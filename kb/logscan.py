@@ -318,8 +318,8 @@ class _Scanner:
         while j < n and j <= i + limit:
             t = self.text(j)
             s = t.strip()
-            if not s:
-                break
+            if not s or self.levels[self.logical[j][0]] in ("INFO", "DEBUG"):
+                break  # a logger's INFO line (its prefix taken off) is not part of the message
             if re.match(r"""^['"][\w./\-]+['"]\s*:""", s):
                 break  # a line of a printed config
             if (
