@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from kb.logscan import ErrorBlock
 from kb.normalize import strip_boilerplate
-from triage.ranking import Corpus, Doc, Query
+from triage.corpus import Corpus, Doc
+from triage.ranking import Query
 
 NUMBER_PAIR_RE = re.compile(r"(?P<name>[A-Za-z_][\w./]*)\s*(?:\(|=|:\s)\s*(?P<value>-?\d+(?:\.\d+)?)\)?")
 SWIFT_MAXLEN_RE = re.compile(r"max_model_len\((?P<maxlen>\d+)\) - num_tokens\((?P<tokens>\d+)\)")

@@ -16,8 +16,9 @@ from kb.embedding import get_embedder
 from kb.models import Embedding, Entry, Occurrence
 from kb.normalize import error_family, tokenize
 from kb.selectors import EntryRecord, entry_records, kb_version
+from triage.corpus import Corpus, Doc, LayeredCorpus
 from triage.lexical import RawLexicalIndex, raw_tokens
-from triage.ranking import Corpus, Doc, LayeredCorpus, frame_tokens, message_tokens
+from triage.ranking import frame_tokens, message_tokens
 
 
 @dataclass(frozen=True)

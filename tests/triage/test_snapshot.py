@@ -40,7 +40,7 @@ def test_large_knowledge_base_answers_from_the_previous_copy_while_rebuilding(tr
 def test_added_entries_are_layered_on_the_full_build_and_rank_as_after_a_rebuild(transactional_db, settings):
     from ingest.services import document_process, document_submit_path
     from tests.conftest import ROOT
-    from triage.ranking import LayeredCorpus
+    from triage.corpus import LayeredCorpus
 
     settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0
     snapshot._current = None
