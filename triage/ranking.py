@@ -214,7 +214,6 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         "coverage": coverage(query.text_tokens, doc, corpus),
         "dense": max(0.0, dense),
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint else 0.0,
-        "framework": 1.0 if sig.framework and sig.framework == doc.framework else 0.0,
         "msg_cover_entry": message_cover(doc.msg_tokens, qv.msg_ctx_tokens, corpus),
     }
 
@@ -254,19 +253,15 @@ def add_margins(cands: list[tuple[Doc, dict[str, float]]]) -> None:
             feats[margin] = feats[name] - (max(others) if others else 0.0)
 
 
-def raw_relative_scores(query: Query, corpus: Corpus, pool: int, ids: set[int]) -> dict[int, float]:
-    """BM25 of the paste's error region against every entry's problem text, relative to the best
-    entry; the `pool` best join the candidates (`ids` is extended in place)."""
+def raw_top(query: Query, corpus: Corpus, pool: int) -> list[int]:
+    """The `pool` entries whose problem text best matches the paste's error region (BM25)."""
     if corpus.raw is None or not query.raw_tokens:
-        return {}
+        return []
     scores = corpus.raw.scores(query.raw_tokens)
-    best = float(scores.max()) if len(scores) else 0.0
-    if best <= 0:
-        return {}
-    order = np.argsort(-scores)[:pool]
-    ids.update(int(corpus.raw.ids[k]) for k in order if scores[k] > 0 and int(corpus.raw.ids[k]) in corpus.docs)
-    pos = corpus.raw.position
-    return {i: float(scores[pos[i]]) / best for i in ids if i in pos}
+    if not len(scores):
+        return []
+    best = np.argpartition(-scores, min(pool, len(scores)) - 1)[:pool]
+    return [int(corpus.raw.ids[k]) for k in best if scores[k] > 0 and int(corpus.raw.ids[k]) in corpus.docs]
 
 
 def rank_candidates(
@@ -286,7 +281,7 @@ def rank_candidates(
     ids: set[int] = {i for i, _ in dense_hits if i in corpus.docs}
     ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
     ids.update(corpus.by_fingerprint.get(query.sig.fingerprint, ()))
-    raw_of = raw_relative_scores(query, corpus, pool, ids)
+    ids.update(raw_top(query, corpus, pool))
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
     novelty = corpus.raw.novelty(query.raw_tokens) if corpus.raw is not None else 0.0
     qv = query_vectors(query, corpus)
@@ -298,7 +293,6 @@ def rank_candidates(
             # different anomalies (loss, reward, std...) overlap without meaning anything.
             continue
         feats = features(query, doc, corpus, dense_of(doc_id), qv)
-        feats["raw_rel"] = raw_of.get(doc_id, 0.0)
         feats["raw_cover"] = raw_cover.get(doc_id, 0.0)
         feats["novelty"] = novelty  # of the paste, the same for every candidate (read by the answer model)
         scored.append((doc, feats))

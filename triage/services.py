@@ -79,7 +79,7 @@ def verdict_of(best: float | None, threshold: float) -> str:
 def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> TriageResult:
     """1. Scan the log and choose the root error; 2. embed its compact signature;
     3. gather and score candidates, keep those above the model's floor (or `min_score`);
-    4. verdict by the calibrated score of the best one."""
+    4. verdict by the answer model's confidence that the first one is the fix."""
     text = redact(text).text  # a pasted secret is never echoed back, stored or embedded
     sig, choice = signature_from_text(text, symptom_context=False)
     # With no error in it, the paste's own words (a hang described in words) are the query.

@@ -112,6 +112,8 @@ def _docs_of(records: dict[int, EntryRecord], forget_others: bool = True) -> tup
 def _build(version: int) -> Snapshot:
     """1. Read every entry as a row; 2. tokenise the ones that changed; 3. build the indexes.
     The problem text is dropped from the kept records once tokenised (the largest field)."""
+    # Read first: an occurrence added while the entries are read is then looked at again later.
+    max_occurrence = Occurrence.objects.aggregate(m=Max("pk"))["m"] or 0
     records = {r.id: r for r in entry_records()}
     name = get_embedder().name
     rows = Embedding.objects.filter(model_name=name).values_list("entry_id", "vector", "dim")
@@ -124,7 +126,6 @@ def _build(version: int) -> Snapshot:
             chunks.append(bytes(vec))
     vectors = np.frombuffer(b"".join(chunks), dtype=np.float32).reshape(len(chunks), dim)
     docs, raw = _docs_of(records)
-    max_occurrence = Occurrence.objects.aggregate(m=Max("pk"))["m"] or 0
     updated = max((r.updated_at for r in records.values() if r.updated_at is not None), default=None)
     return Snapshot(
         version=version,
