@@ -50,6 +50,8 @@ class QueryTable:
     y: np.ndarray  # 1 where the candidate is the right entry
     factor: np.ndarray  # what triage multiplies a candidate's probability by (rules on top of the model)
     latency_ms: float
+    qvec: np.ndarray | None = None  # the query's compact-signature embedding
+    evecs: np.ndarray | None = None  # candidates × dim: the entries' embeddings
 
 
 def _spans(span_files: list[Path]) -> dict[str, list[tuple[int, int, str]]]:
@@ -75,8 +77,11 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
     """Ingest the run's corpus into the (throwaway) knowledge base and triage every query."""
     from django.core.management import call_command
 
+    from kb.embedding import get_embedder
     from kb.models import Occurrence
+    from kb.signature import compact_text
     from triage.services import triage_log
+    from triage.snapshot import get_snapshot
 
     dirs, span_files, query_files = RUNS[run]
     _reset_kb()
@@ -107,6 +112,9 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
             y = np.array([1.0 if case and any(sp == {case} for sp in s) else 0.0 for s in srcs])
             X = np.array([[m.features.get(f, 0.0) for f in features] for m in res.matches]).reshape(-1, len(features))
             factor = np.array([m.features.get("rule_factor", 1.0) for m in res.matches])
+            snap, embedder = get_snapshot(), get_embedder()
+            zero = np.zeros(embedder.dim, dtype=np.float32)
+            evecs = np.array([v if (v := snap.vector(int(i))) is not None else zero for i in ids], dtype=np.float32)
             out.append(
                 QueryTable(
                     set_name=set_name,
@@ -119,6 +127,8 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
                     y=y,
                     factor=factor,
                     latency_ms=ms,
+                    qvec=embedder.encode([compact_text(res.signature)])[0],
+                    evecs=evecs.reshape(len(ids), embedder.dim),
                 )
             )
     return out

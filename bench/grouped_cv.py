@@ -19,7 +19,7 @@ import json
 import shutil
 import statistics
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +55,7 @@ def answer_row(t: QueryTable, s: np.ndarray) -> np.ndarray:
     if not len(s):
         return np.array([answer_features([], {})[k] for k in ANSWER_FEATURES])
     order = np.argsort(-s, kind="stable")
-    top = dict(zip(COLUMNS, t.X[order[0]], strict=True))
+    top = dict(zip(COLUMNS, t.X[order[0], : len(COLUMNS)], strict=True))  # columns past these: experiments'
     feats = answer_features([float(s[i]) for i in order[:2]], top)
     return np.array([feats[k] for k in ANSWER_FEATURES])
 
@@ -183,13 +183,26 @@ def decide(t: QueryTable, s: np.ndarray, f: Fitted) -> Outcome:
     return Outcome(t, verdict, rank, p, ok)
 
 
-def grouped_cv(tables: list[QueryTable], cols: list[int], c: float, folds: int) -> list[Outcome]:
+# Given every table and the held-out problems: every table with columns added from what was
+# learned without the held-out problems, and the indexes of those columns.
+FoldFeature = Callable[[list[QueryTable], set[str]], tuple[list[QueryTable], list[int]]]
+
+
+def grouped_cv(
+    tables: list[QueryTable], cols: list[int], c: float, folds: int, fold_feature: FoldFeature | None = None
+) -> list[Outcome]:
     groups = [t.problem for t in tables]
     out: list[Outcome] = []
     for tr, te in GroupKFold(n_splits=folds).split(np.zeros(len(tables)), groups=groups):
         held = {tables[i].problem for i in te}
-        fitted = fit_all([tables[i] for i in tr], held, cols, c, folds - 1)
-        out.extend(decide(tables[i], scores(tables[i], fitted.coef, fitted.bias, cols), fitted) for i in te)
+        fold_tables, fold_cols = tables, cols
+        if fold_feature is not None:
+            fold_tables, extra = fold_feature(tables, held)
+            fold_cols = cols + extra
+        fitted = fit_all([fold_tables[i] for i in tr], held, fold_cols, c, folds - 1)
+        out.extend(
+            decide(fold_tables[i], scores(fold_tables[i], fitted.coef, fitted.bias, fold_cols), fitted) for i in te
+        )
     return out
 
 
