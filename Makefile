@@ -21,6 +21,7 @@ install: $(STAMP)
 run: install
 	$(BIN)/python manage.py migrate -v0
 	-$(BIN)/python manage.py ingest $(SAMPLES)
+	$(BIN)/python manage.py ensure_admin
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 # The suite runs on PostgreSQL and real Redis when they answer on their usual ports; under

@@ -8,6 +8,8 @@ the database (PostgreSQL in production and in CI).
 from __future__ import annotations
 
 import os
+import secrets
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -43,10 +45,69 @@ def env_list(name: str, default: str = "") -> list[str]:
 DATA_DIR = Path(env_str("FIXBASE_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me-in-production-0123456789")
-DEBUG = env_bool("DJANGO_DEBUG", True)
+
+def data_dir_secret() -> str:
+    """A secret key made once for this data directory (mode 0600) when none is configured, so a
+    fresh installation never runs on a key published in the source. Written aside and linked
+    into place, so processes starting together (web, worker, migrate) all read the same key."""
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        tmp = DATA_DIR / f".secret_key.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(50))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process was first: use its key
+        finally:
+            tmp.unlink(missing_ok=True)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or data_dir_secret()
+DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
+
+# HTTPS: on by default in production. `runserver` cannot speak TLS, so it runs plain HTTP; a
+# plain-HTTP intranet host sets FIXBASE_HTTPS=0. Behind a TLS-terminating proxy, set
+# FIXBASE_PROXY_SSL_HEADER=1 so Django trusts X-Forwarded-Proto.
+RUNSERVER = len(sys.argv) > 1 and sys.argv[1] == "runserver"
+FIXBASE_HTTPS = env_bool("FIXBASE_HTTPS", not DEBUG and not RUNSERVER)
+SECURE_SSL_REDIRECT = FIXBASE_HTTPS
+# An API client has sent its token by the time it could be redirected: redirecting protects
+# nothing and breaks CI hooks configured with an http:// URL on an internal network.
+SECURE_REDIRECT_EXEMPT = [r"^api/"]
+SESSION_COOKIE_SECURE = FIXBASE_HTTPS
+CSRF_COOKIE_SECURE = FIXBASE_HTTPS
+SECURE_HSTS_SECONDS = env_int("FIXBASE_HSTS_SECONDS", 31_536_000) if FIXBASE_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = FIXBASE_HTTPS
+SECURE_HSTS_PRELOAD = FIXBASE_HTTPS
+if env_bool("FIXBASE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+# Everything the pages load is served by Fixbase itself: no CDN, no inline script.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Accounts: every page needs a login except the login page itself and the API (which has its
+# own token auth). FIXBASE_PUBLIC_TRIAGE=1 opens the paste page and read-only browsing.
+FIXBASE_PUBLIC_TRIAGE = env_bool("FIXBASE_PUBLIC_TRIAGE", False)
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -56,6 +117,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "reversion",
+    "csp",
     "rest_framework",
     "rest_framework.authtoken",
     "kb",
@@ -65,10 +128,15 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before CSRF, which reads the body: an oversize paste gets its friendly 413 first.
+    "config.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.FixbaseLoginRequiredMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -109,6 +177,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# WhiteNoise serves static files with DEBUG off too (compose stack, `make run`); from the
+# finders when collectstatic has not run (a fresh checkout).
+WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = DATA_DIR / "media"
 
 # Limits on what a user can send. A paste larger than this is refused with 413, not truncated.
@@ -116,6 +188,13 @@ FIXBASE_MAX_PASTE_BYTES = env_int("FIXBASE_MAX_PASTE_BYTES", 2 * 1024 * 1024)
 FIXBASE_MAX_UPLOAD_BYTES = env_int("FIXBASE_MAX_UPLOAD_BYTES", 4 * 1024**3)
 DATA_UPLOAD_MAX_MEMORY_SIZE = FIXBASE_MAX_PASTE_BYTES + 64 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Django's partial uploads go here, not the system temp dir, so a killed upload's file is found
+# and removed (ingest.dispatch.resume_abandoned).
+FILE_UPLOAD_TEMP_DIR = str(DATA_DIR / "upload-tmp")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+# A compressed upload may expand to at most this much text, and at most this many times its size.
+FIXBASE_MAX_EXPANDED_BYTES = env_int("FIXBASE_MAX_EXPANDED_BYTES", 8 * 1024**3)
+FIXBASE_MAX_EXPANSION_RATIO = env_int("FIXBASE_MAX_EXPANSION_RATIO", 100)
 
 # Knowledge base and triage.
 FIXBASE_INDEX_DIR = DATA_DIR / "index"
@@ -139,6 +218,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env_str("FIXBASE_CELERY_QUEUE", "fixbase")
+# Without a broker, uploads are ingested by a background thread of the web process.
+FIXBASE_INGEST_IN_THREAD = env_bool("FIXBASE_INGEST_IN_THREAD", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

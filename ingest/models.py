@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
@@ -29,6 +30,9 @@ class Document(models.Model):
     bytes_scanned = models.PositiveBigIntegerField(default=0)
     claimed_by = models.CharField(max_length=200, blank=True, help_text="Worker processing it.")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from ingest.models import Document
 from ingest.parsers import FORMATS, Candidate, ParseError, decode_document, parse_document
-from ingest.parsers.detect import looks_binary
+from ingest.parsers.detect import looks_binary, sniff_encoding
 from ingest.parsers.rawlog import candidates_from_stream
 from ingest.parsers.stream import open_log
 from kb.redact import redact
@@ -57,24 +58,21 @@ def _media_dir() -> Path:
     return path
 
 
-def _sniff_encoding(sample: bytes) -> str:
-    for encoding in ("utf-8", "gb18030"):
-        try:
-            # A multi-byte character may be cut at the end of the sample.
-            codecs.getincrementaldecoder(encoding)().decode(sample, final=False)
-            return encoding
-        except UnicodeDecodeError:
-            continue
-    return "latin-1"
-
-
-def _redacted_lines(raw: Path, encoding: str) -> Iterator[tuple[str, int]]:
-    """Decoded text of the stored upload in batches of whole lines, secrets removed."""
+def _redacted_lines(raw: Path, encoding: str, limit: int) -> Iterator[tuple[str, int]]:
+    """Decoded text of the stored upload in batches of whole lines, secrets removed; more than
+    `limit` bytes of (decompressed) text is refused."""
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
     pending = ""
+    total = 0
     with open_log(raw) as fh:
         while True:
             chunk = fh.read(REDACT_BATCH)
+            total += len(chunk)
+            if total > limit:
+                raise IngestError(
+                    f"The file expands to more than {limit // 1024**2} MB of text; "
+                    "upload the part of the log around the failure, or raise FIXBASE_MAX_EXPANDED_BYTES."
+                )
             text = pending + decoder.decode(chunk, final=not chunk)
             if chunk:
                 cut = text.rfind("\n") + 1
@@ -87,7 +85,14 @@ def _redacted_lines(raw: Path, encoding: str) -> Iterator[tuple[str, int]]:
                 return
 
 
-def document_submit(filename: str, chunks: Iterable[bytes], requested_format: str = "") -> Submitted:
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def document_submit(
+    filename: str, chunks: Iterable[bytes], requested_format: str = "", uploaded_by: Any = None
+) -> Submitted:
     """Validate and store an upload with its secrets removed; identical content is recognised.
 
     1. Stream the bytes to a temporary file, hashing and counting them (over the limit: refused).
@@ -125,16 +130,22 @@ def document_submit(filename: str, chunks: Iterable[bytes], requested_format: st
             raise IngestError(f"The gzip file is damaged: {exc}.") from exc
         if not head.strip():
             raise IngestError("The file is empty.")
-        if looks_binary(head):
+        if looks_binary(head, sniff_encoding(head)):
             raise IngestError("This looks like a binary file, not a log or a transcript; upload text (or .gz of text).")
         safe_name = filename.replace("\\", "/").rsplit("/", 1)[-1][:200] or "upload.txt"
         stored_name = f"{content_hash[:16]}-{safe_name.removesuffix('.gz')}"
         secrets = 0
+        limit = settings.FIXBASE_MAX_EXPANDED_BYTES
+        if _is_gzip(tmp):  # a gzip bomb is refused before it fills the disk
+            limit = min(limit, max(64 * 1024**2, settings.FIXBASE_MAX_EXPANSION_RATIO * size))
         try:
             with open(media / stored_name, "w", encoding="utf-8") as out_text:
-                for text, count in _redacted_lines(tmp, _sniff_encoding(head)):
+                for text, count in _redacted_lines(tmp, sniff_encoding(head), limit):
                     out_text.write(text)
                     secrets += count
+        except IngestError:
+            (media / stored_name).unlink(missing_ok=True)
+            raise
         except (OSError, EOFError, zlib.error) as exc:
             (media / stored_name).unlink(missing_ok=True)
             raise IngestError(f"The file could not be read: {exc}.") from exc
@@ -146,6 +157,7 @@ def document_submit(filename: str, chunks: Iterable[bytes], requested_format: st
                 file=f"documents/{stored_name}",
                 requested_format=requested_format,
                 secrets_redacted=secrets,
+                uploaded_by=uploaded_by if uploaded_by is not None and uploaded_by.is_authenticated else None,
             )
         return Submitted(doc, created=True)
     finally:
@@ -259,13 +271,36 @@ def document_mark_failed(document_id: int, error: str) -> None:
     )
 
 
+def _alive(claimed_by: str) -> bool:
+    """Is the process that claimed a document (host:pid, this host) still running?"""
+    pid = claimed_by.rsplit(":", 1)[-1]
+    if not pid.isdigit():
+        return False
+    if claimed_by == worker_name():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def documents_requeue_stale(worker_prefix: str, stale_after: timedelta) -> list[int]:
     """Documents a dead worker left behind: processing with no heartbeat for `stale_after`, or
     claimed by an earlier process on this host (a restarted worker), or queued for that long."""
     now = timezone.now()
     stale = Document.objects.filter(status=Document.Status.PROCESSING, heartbeat_at__lt=now - stale_after)
-    mine = Document.objects.filter(status=Document.Status.PROCESSING, claimed_by__startswith=worker_prefix).exclude(
-        claimed_by=worker_name()
+    mine = Document.objects.filter(
+        status=Document.Status.PROCESSING,
+        claimed_by__in=[
+            c
+            for c in Document.objects.filter(
+                status=Document.Status.PROCESSING, claimed_by__startswith=worker_prefix
+            ).values_list("claimed_by", flat=True)
+            if not _alive(c)
+        ],
     )
     waiting = Document.objects.filter(status=Document.Status.QUEUED, updated_at__lt=now - stale_after)
     ids = sorted(

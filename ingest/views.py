@@ -10,17 +10,21 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from config.http import HtmxHttpRequest as HttpRequest
+from config.middleware import public_read
+from ingest.dispatch import ingest_later, resume_abandoned
 from ingest.models import Document
 from ingest.parsers import FORMATS
 from ingest.services import IngestError, document_submit
-from ingest.tasks import ingest_document
+from kb.permissions import editor_required
 from kb.selectors import entries_of_document
 
 logger = logging.getLogger("fixbase.ingest")
 
 
+@editor_required
 @require_http_methods(["GET", "POST"])
 def upload_view(request: HttpRequest) -> HttpResponse:
+    resume_abandoned()
     context: dict[str, object] = {"formats": FORMATS, "documents": Document.objects.all()[:20]}
     if request.method == "GET":
         return render(request, "ingest/upload.html", context)
@@ -29,19 +33,24 @@ def upload_view(request: HttpRequest) -> HttpResponse:
         context["error"] = "Choose a file to upload."
         return render(request, "ingest/upload.html", context, status=400)
     try:
-        submitted = document_submit(upload.name or "upload.txt", upload.chunks(), request.POST.get("format", ""))
+        submitted = document_submit(
+            upload.name or "upload.txt", upload.chunks(), request.POST.get("format", ""), uploaded_by=request.user
+        )
     except IngestError as exc:
         logger.info("upload refused: %s", exc)
         context["error"] = str(exc)
         return render(request, "ingest/upload.html", context, status=400)
     doc = submitted.document
     if submitted.needs_processing:
-        transaction.on_commit(lambda: ingest_document.delay(doc.pk))
+        transaction.on_commit(lambda: ingest_later(doc.pk))
     return redirect(doc.get_absolute_url())
 
 
+@public_read
 def document_view(request: HttpRequest, pk: int) -> HttpResponse:
     doc = get_object_or_404(Document, pk=pk)
+    if doc.status in (Document.Status.QUEUED, Document.Status.PROCESSING) and resume_abandoned():
+        doc.refresh_from_db()
     template = "ingest/_status.html" if request.htmx else "ingest/document.html"
     context = {"doc": doc, "polling": doc.status in ("queued", "processing"), "entries": entries_of_document(doc.pk)}
     return render(request, template, context)

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.urls import reverse
+
+
+class LiveEntryManager(models.Manager["Entry"]):
+    """Entries that are not merged into another: what the wiki lists and triage ranks."""
+
+    def get_queryset(self) -> models.QuerySet[Entry]:
+        return super().get_queryset().filter(merged_into__isnull=True)
 
 
 class Entry(models.Model):
@@ -22,8 +30,14 @@ class Entry(models.Model):
     remedy_markdown = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # A merged entry is kept (hidden) so the merge can be undone.
+    merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    objects = LiveEntryManager()
+    all_objects = models.Manager()
 
     class Meta:
+        base_manager_name = "all_objects"
         ordering = ["-updated_at"]
         verbose_name_plural = "entries"
         # The ranking copy asks "was any entry changed since?" on every write, and the wiki lists
@@ -74,3 +88,22 @@ class KbState(models.Model):
     """A single row whose version goes up on every write, so caches know when to reload."""
 
     version = models.PositiveBigIntegerField(default=0)
+
+
+class Merge(models.Model):
+    """One merge of `source` into `target`, with what is needed to undo it."""
+
+    target = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="merges_in")
+    source = models.ForeignKey(Entry, on_delete=models.CASCADE, related_name="merges_out")
+    occurrence_ids = models.JSONField(default=list)
+    target_remedy_before = models.TextField(blank=True)
+    target_remedy_after = models.TextField(blank=True)
+    merged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    merged_at = models.DateTimeField(auto_now_add=True)
+    undone_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-merged_at"]

@@ -101,7 +101,7 @@ def entry_records(after_pk: int | None = None, pks: Iterable[int] | None = None)
     return out
 
 
-def entry_list(query: str = "", framework: str = "", needs_fix: bool | None = None) -> QuerySet[Entry]:
+def entry_list(query: str = "", framework: str = "", needs_fix: bool | None = None, kind: str = "") -> QuerySet[Entry]:
     qs = Entry.objects.annotate(n_occurrences=Count("occurrences"))
     if query:
         qs = (
@@ -111,6 +111,8 @@ def entry_list(query: str = "", framework: str = "", needs_fix: bool | None = No
         )
     if framework:
         qs = qs.filter(framework=framework)
+    if kind:
+        qs = qs.filter(kind=kind)
     if needs_fix is True:
         qs = qs.filter(remedy_markdown="")
     return qs.order_by("-n_occurrences", "-updated_at")

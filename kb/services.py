@@ -5,13 +5,17 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import reversion
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
+from reversion.models import Version
 
 from kb.embedding import get_embedder
-from kb.models import Embedding, Entry, KbState, Occurrence
+from kb.models import Embedding, Entry, KbState, Merge, Occurrence
 from kb.redact import redact
 from kb.signature import Signature, compact_text, signature_from_text
 from kb.vector_index import IndexMeta, get_index
@@ -247,7 +251,11 @@ def index_rebuild(embed_missing: bool = True) -> IndexMeta:
     embedder = get_embedder()
     if embed_missing:
         entries_embed()
-    rows = list(Embedding.objects.filter(model_name=embedder.name).values_list("entry_id", "vector"))
+    rows = list(
+        Embedding.objects.filter(model_name=embedder.name, entry__merged_into__isnull=True).values_list(
+            "entry_id", "vector"
+        )
+    )
     ids = [pk for pk, _ in rows]
     vectors = (
         np.vstack([np.frombuffer(bytes(v), dtype=np.float32) for _, v in rows])
@@ -259,15 +267,43 @@ def index_rebuild(embed_missing: bool = True) -> IndexMeta:
     return meta
 
 
-def entry_update(entry: Entry, *, title: str, remedy_markdown: str) -> Entry:
-    entry.title = title.strip()[:300] or entry.title
-    entry.remedy_markdown = remedy_markdown
-    entry.save(update_fields=["title", "remedy_markdown", "updated_at"])
-    kb_version_bump()
+def _first_revision(entry: Entry) -> None:
+    """An entry made by ingest has no revision yet: record it as it was, so the first edit can
+    be reverted."""
+    if not Version.objects.get_for_object(entry).exists():
+        with reversion.create_revision():
+            reversion.set_comment("as first recorded")
+            reversion.add_to_revision(entry)
+
+
+def entry_update(entry: Entry, *, title: str, remedy_markdown: str, user: Any = None, comment: str = "") -> Entry:
+    """Change an entry's title and remedy; the change is a revision by `user`."""
+    _first_revision(entry)
+    with transaction.atomic(), reversion.create_revision():
+        entry.title = title.strip()[:300] or entry.title
+        entry.remedy_markdown = remedy_markdown
+        entry.save(update_fields=["title", "remedy_markdown", "updated_at"])
+        reversion.set_user(user if user is not None and user.is_authenticated else None)
+        reversion.set_comment(comment or "edited")
+        kb_version_bump()
     return entry
 
 
-def entry_create_from_paste(log: str, title: str = "") -> Entry:
+def entry_revert(entry: Entry, version_id: int, user: Any = None) -> Entry:
+    """Bring back an earlier revision's title and remedy, as a new revision."""
+    version = Version.objects.get_for_object(entry).get(pk=version_id)
+    fields = version.field_dict
+    when = version.revision.date_created.strftime("%Y-%m-%d %H:%M")
+    return entry_update(
+        entry,
+        title=str(fields.get("title", entry.title)),
+        remedy_markdown=str(fields.get("remedy_markdown", "")),
+        user=user,
+        comment=f"reverted to the revision of {when}",
+    )
+
+
+def entry_create_from_paste(log: str, title: str = "", user: Any = None) -> Entry:
     """A pasted log with no known match becomes a "needs a fix" entry the team fills in later."""
     log = redact(log).text
     sig, _ = signature_from_text(log)
@@ -287,16 +323,29 @@ def entry_create_from_paste(log: str, title: str = "") -> Entry:
             )
         ]
     )
-    return Entry.objects.get(pk=(outcome.created or outcome.grouped)[0])
+    entry = Entry.objects.get(pk=(outcome.created or outcome.grouped)[0])
+    if outcome.created and user is not None and user.is_authenticated:
+        with reversion.create_revision():
+            reversion.set_user(user)
+            reversion.set_comment("added from a pasted log")
+            reversion.add_to_revision(entry)
+    return entry
 
 
-def entry_merge(target: Entry, source: Entry) -> Entry:
+def entry_merge(target: Entry, source: Entry, user: Any = None) -> Merge:
     """Fold `source` into `target`: its occurrences move over, its remedy is kept if the target
-    has none (otherwise appended under a heading), and `source` disappears from the index."""
+    has none (otherwise appended under a heading), and `source` is hidden from the wiki and the
+    index. Nothing is deleted: `entry_unmerge` undoes it."""
     if target.pk == source.pk:
         raise ValueError("An entry cannot be merged into itself.")
-    with transaction.atomic():
-        Occurrence.objects.filter(entry=source).update(entry=target)
+    if target.merged_into_id or source.merged_into_id:
+        raise ValueError("That entry was merged already.")
+    _first_revision(target)
+    who = user if user is not None and user.is_authenticated else None
+    with transaction.atomic(), reversion.create_revision():
+        moved = list(Occurrence.objects.filter(entry=source).values_list("pk", flat=True))
+        Occurrence.objects.filter(pk__in=moved).update(entry=target)
+        before = target.remedy_markdown
         extra = source.remedy_markdown.strip()
         if extra and extra not in target.remedy_markdown:
             target.remedy_markdown = (
@@ -304,9 +353,48 @@ def entry_merge(target: Entry, source: Entry) -> Entry:
                 if target.remedy_markdown.strip()
                 else extra
             )
-            target.save(update_fields=["remedy_markdown", "updated_at"])
-        source_pk = source.pk
-        source.delete()
+        target.save(update_fields=["remedy_markdown", "updated_at"])
+        source.merged_into = target
+        source.save(update_fields=["merged_into", "updated_at"])
+        reversion.set_user(who)
+        reversion.set_comment(f"merged #{source.pk} “{source.title[:80]}” into #{target.pk}")
+        merge = Merge.objects.create(
+            target=target,
+            source=source,
+            occurrence_ids=moved,
+            target_remedy_before=before,
+            target_remedy_after=target.remedy_markdown,
+            merged_by=who,
+        )
         kb_version_bump()
-    get_index().remove([source_pk])
-    return target
+    get_index().remove([source.pk])
+    return merge
+
+
+def entry_unmerge(merge: Merge, user: Any = None) -> Entry:
+    """Undo a merge: the source entry comes back with its occurrences, and the target's remedy
+    goes back to what it was if nobody edited it since."""
+    if merge.undone_at is not None:
+        raise ValueError("That merge was undone already.")
+    who = user if user is not None and user.is_authenticated else None
+    source = Entry.all_objects.get(pk=merge.source_id)
+    target = Entry.all_objects.get(pk=merge.target_id)
+    with transaction.atomic(), reversion.create_revision():
+        Occurrence.objects.filter(pk__in=merge.occurrence_ids, entry=target).update(entry=source)
+        if target.remedy_markdown == merge.target_remedy_after:
+            target.remedy_markdown = merge.target_remedy_before
+        target.save(update_fields=["remedy_markdown", "updated_at"])
+        source.merged_into = None
+        source.save(update_fields=["merged_into", "updated_at"])
+        reversion.set_user(who)
+        reversion.set_comment(f"undid the merge of #{source.pk} into #{target.pk}")
+        merge.undone_at = timezone.now()
+        merge.undone_by = who
+        merge.save(update_fields=["undone_at", "undone_by"])
+        kb_version_bump()
+    emb = Embedding.objects.filter(entry=source, model_name=get_embedder().name).first()
+    if emb is not None:
+        _index_add([source.pk], np.frombuffer(bytes(emb.vector), dtype=np.float32).reshape(1, -1))
+    else:
+        entries_embed([source.pk])
+    return source

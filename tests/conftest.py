@@ -37,6 +37,7 @@ def _isolated_kb(settings, tmp_path: Path) -> Iterator[None]:  # type: ignore[no
     settings.FIXBASE_EMBEDDER = "fake"
     settings.FIXBASE_INDEX_DIR = tmp_path / "index"
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.FIXBASE_INGEST_IN_THREAD = False  # tests that need the background thread turn it on
     snapshot._current = None
     ranker_model.cache_clear()
     yield
@@ -57,3 +58,43 @@ def shared_sample(name: str) -> Path:
 
 SM120_SAMPLE = "003_77b862750afda6fa.txt"
 NOTES_SAMPLE = "000_242c947b765e3cc2.txt"
+
+
+def make_user(name: str, editor: bool = False):  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import Group, User
+
+    from kb.apps import EDITORS, ensure_editors_group
+
+    user = User.objects.create_user(username=name, password="pw-" + name)
+    if editor:
+        ensure_editors_group()
+        user.groups.add(Group.objects.get(name=EDITORS))
+    return user
+
+
+@pytest.fixture
+def editor(db):  # type: ignore[no-untyped-def]
+    return make_user("edith", editor=True)
+
+
+@pytest.fixture
+def viewer(db):  # type: ignore[no-untyped-def]
+    return make_user("victor")
+
+
+@pytest.fixture
+def editor_client(editor):  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    c = Client()
+    c.force_login(editor)
+    return c
+
+
+@pytest.fixture
+def viewer_client(viewer):  # type: ignore[no-untyped-def]
+    from django.test import Client
+
+    c = Client()
+    c.force_login(viewer)
+    return c

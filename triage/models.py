@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -16,3 +17,17 @@ class TriageRecord(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+class Feedback(models.Model):
+    """A user's word on a match: did this entry fix this failure? One per user, entry and
+    failure (fingerprint), so one person cannot outvote the team by clicking twice."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    entry = models.ForeignKey("kb.Entry", on_delete=models.CASCADE, related_name="feedback")
+    fingerprint = models.CharField(max_length=32, db_index=True)
+    helpful = models.BooleanField()
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "entry", "fingerprint"], name="feedback_once")]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from kb.signature import Signature, compact_text, signature_from_text, telling_l
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
 from triage.lexical import error_region, raw_tokens
-from triage.ranking import Query, RankerModel, load_model, query_from_signature, rank_candidates
+from triage.ranking import Candidate, Query, RankerModel, load_model, query_from_signature, rank_candidates
 from triage.snapshot import Snapshot, get_snapshot
 
 logger = logging.getLogger("fixbase.triage")
@@ -98,7 +99,7 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
         return float(np.dot(vec, qvec)) if vec is not None else 0.0
 
     model = ranker_model()
-    ranked = rank_candidates(query, snap.corpus, dense_hits, dense_of, model)
+    ranked = apply_feedback(rank_candidates(query, snap.corpus, dense_hits, dense_of, model), sig.fingerprint)
     threshold = match_threshold()
     floor = model.floor if min_score is None else min_score
     shown = [c for c in ranked if c.score >= floor][:top_k]
@@ -106,6 +107,10 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
     confidence = model.answer_probability([c.score for c in ranked[:2]], ranked[0].features) if ranked else 0.0
     if ranked and ranked[0].features.get("family_conflict"):
         confidence = 0.0  # a different failure of the same family is never the answer
+    elif ranked and ranked[0].features.get("feedback", 0) > 0:
+        confidence = max(confidence, threshold)  # people confirmed it fixed this very failure
+    elif ranked and ranked[0].features.get("feedback", 0) < 0:
+        confidence = min(confidence, threshold * 0.99)  # people said it did not: a lead at most
     verdict = verdict_of(confidence if matches else None, threshold)
     return TriageResult(
         verdict=verdict,
@@ -133,6 +138,53 @@ def _match(
         explanation=explain_match(query, snap.corpus.docs[entry_id], snap.corpus, feats, choice.root, text),
         features={k: round(v, 4) for k, v in feats.items()},
     )
+
+
+FEEDBACK_DEMOTION = 0.2  # a candidate's score is multiplied by this per net "didn't help"
+FEEDBACK_PROMOTION = 0.5  # and raised by this share of what is left per net "this fixed it"
+
+
+def feedback_votes(fingerprint: str) -> dict[int, int]:
+    """Net votes per entry for this failure: users who said it fixed it minus users who said it
+    did not. One vote per user, entry and failure (a unique constraint), so one person cannot
+    move the ranking more than one step."""
+    from django.db.models import Count, Q
+
+    from triage.models import Feedback
+
+    rows = (
+        Feedback.objects.filter(fingerprint=fingerprint)
+        .values("entry_id")
+        .annotate(up=Count("user", filter=Q(helpful=True)), down=Count("user", filter=Q(helpful=False)))
+    )
+    return {r["entry_id"]: r["up"] - r["down"] for r in rows if r["up"] != r["down"]}
+
+
+def apply_feedback(ranked: list[Candidate], fingerprint: str) -> list[Candidate]:
+    """Re-rank by what the team said about these entries for this very failure."""
+    votes = feedback_votes(fingerprint) if fingerprint else {}
+    if not votes:
+        return ranked
+    out = []
+    for c in ranked:
+        net = votes.get(c.doc_id, 0)
+        if net < 0:
+            score = c.score * FEEDBACK_DEMOTION ** min(3, -net)
+        elif net > 0:
+            score = c.score + (1 - c.score) * (1 - (1 - FEEDBACK_PROMOTION) ** min(3, net))
+        else:
+            out.append(c)
+            continue
+        out.append(replace(c, score=score, features={**c.features, "feedback": float(net)}))
+    out.sort(key=lambda c: (-c.score, c.doc_id))
+    return out
+
+
+def feedback_record(user: Any, entry: Any, fingerprint: str, helpful: bool) -> None:
+    """Record (or change) a user's vote; the ranking copy does not change, so nothing rebuilds."""
+    from triage.models import Feedback
+
+    Feedback.objects.update_or_create(user=user, entry=entry, fingerprint=fingerprint, defaults={"helpful": helpful})
 
 
 def triage_record(result: TriageResult, source: str) -> None:
@@ -169,6 +221,18 @@ def trends(days: int = 30) -> dict[str, object]:
         .order_by("-n", "top_entry_id")[:20]
     )
     titles = dict(Entry.objects.filter(pk__in=[c["top_entry_id"] for c in counts]).values_list("pk", "title"))
+    unmatched: list[dict[str, Any]] = [
+        dict(row)
+        for row in recent.exclude(verdict="match")
+        .values("fingerprint", "headline")
+        .annotate(n=Count("id"))
+        .order_by("-n")[:20]
+    ]
+    known = dict(
+        Entry.objects.filter(fingerprint__in=[u["fingerprint"] for u in unmatched]).values_list("fingerprint", "pk")
+    )
+    for u in unmatched:
+        u["entry_id"] = known.get(u["fingerprint"])
     return {
         "days": days,
         "total": recent.count(),
@@ -177,10 +241,5 @@ def trends(days: int = 30) -> dict[str, object]:
             for c in counts
             if c["top_entry_id"] in titles
         ],
-        "unmatched": list(
-            recent.exclude(verdict="match")
-            .values("fingerprint", "headline")
-            .annotate(n=Count("id"))
-            .order_by("-n")[:20]
-        ),
+        "unmatched": unmatched,
     }

@@ -116,7 +116,9 @@ def _build(version: int) -> Snapshot:
     max_occurrence = Occurrence.objects.aggregate(m=Max("pk"))["m"] or 0
     records = {r.id: r for r in entry_records()}
     name = get_embedder().name
-    rows = Embedding.objects.filter(model_name=name).values_list("entry_id", "vector", "dim")
+    rows = Embedding.objects.filter(model_name=name, entry__merged_into__isnull=True).values_list(
+        "entry_id", "vector", "dim"
+    )
     vector_row: dict[int, int] = {}
     chunks: list[bytes] = []
     dim = get_embedder().dim

@@ -9,4 +9,5 @@ urlpatterns = [
     path("", views.paste_view, name="paste"),
     path("triage/new-entry/", views.new_entry_view, name="new_entry"),
     path("trends/", views.trends_view, name="trends"),
+    path("triage/feedback/", views.feedback_view, name="feedback"),
 ]

@@ -9,9 +9,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from config.http import HtmxHttpRequest as HttpRequest
+from config.middleware import public_read
+from kb.models import Entry
+from kb.permissions import can_edit, editor_required
 from kb.services import entry_create_from_paste
 from triage.limits import body_too_large, too_large_message
-from triage.services import trends, triage_log, triage_record
+from triage.services import feedback_record, trends, triage_log, triage_record
 
 logger = logging.getLogger("fixbase.triage")
 
@@ -21,6 +24,7 @@ def _render(request: HttpRequest, context: dict[str, object], status: int = 200)
     return render(request, template, context, status=status)
 
 
+@public_read
 @require_http_methods(["GET", "POST"])
 def paste_view(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
@@ -40,6 +44,7 @@ def paste_view(request: HttpRequest) -> HttpResponse:
     return _render(request, {"result": result, "log": log, "numbered": numbered})
 
 
+@editor_required
 @require_POST
 def new_entry_view(request: HttpRequest) -> HttpResponse:
     if body_too_large(request):
@@ -47,10 +52,37 @@ def new_entry_view(request: HttpRequest) -> HttpResponse:
     log = request.POST.get("log", "")
     if not log.strip():
         return render(request, "triage/paste.html", {"error": "Nothing to add: the log is empty."}, status=400)
-    entry = entry_create_from_paste(log)
+    entry = entry_create_from_paste(log, user=request.user)
     return redirect(entry.get_absolute_url())
 
 
+@require_POST
+def feedback_view(request: HttpRequest) -> HttpResponse:
+    """ "This fixed it" / "didn't help" on a match: one vote per user, entry and failure."""
+    entry_id, fingerprint = request.POST.get("entry", ""), request.POST.get("fingerprint", "").strip()
+    helpful = request.POST.get("helpful")
+    if not entry_id.isdigit() or not fingerprint or helpful not in ("0", "1"):
+        return HttpResponse("Feedback needs an entry, the failure's fingerprint and a vote.", status=400)
+    entry = Entry.objects.filter(pk=int(entry_id)).first()
+    if entry is None:
+        return HttpResponse("That entry no longer exists.", status=404)
+    feedback_record(request.user, entry, fingerprint[:32], helpful == "1")
+    text = "Thanks: recorded that this fixed it." if helpful == "1" else "Thanks: it will rank lower for this failure."
+    return HttpResponse(f'<p class="feedback muted" role="status">{text}</p>')
+
+
+MAX_DAYS = 3650
+
+
+@public_read
 def trends_view(request: HttpRequest) -> HttpResponse:
     """What keeps failing: the entries triage matched most, and recent pastes nobody knew."""
-    return render(request, "triage/trends.html", trends(days=int(request.GET.get("days", "30") or 30)))
+    raw = request.GET.get("days", "30").strip() or "30"
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_DAYS:
+        return render(
+            request,
+            "triage/trends.html",
+            {"error": f"days must be a whole number from 1 to {MAX_DAYS}.", "days": 30},
+            status=400,
+        )
+    return render(request, "triage/trends.html", {**trends(days=int(raw)), "can_edit": can_edit(request.user)})

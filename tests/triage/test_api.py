@@ -25,7 +25,13 @@ def kb(db):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def client(db, django_user_model):  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import Group
+
+    from kb.apps import EDITORS, ensure_editors_group
+
     user = django_user_model.objects.create(username="ci-hook")
+    ensure_editors_group()
+    user.groups.add(Group.objects.get(name=EDITORS))  # it uploads documents too
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     return api
@@ -137,10 +143,20 @@ def test_three_verdicts_a_ci_hook_can_tell_apart(kb, client, settings):
     assert unknown["verdict"] == "no_match" and unknown["matches"] == []
 
 
-def test_possibly_related_page_does_not_present_a_remedy_as_the_fix(kb, settings):
-    from django.test import Client
-
+def test_possibly_related_page_does_not_present_a_remedy_as_the_fix(kb, settings, viewer_client):
     settings.FIXBASE_MATCH_THRESHOLD = 0.9999
-    page = Client().post("/", {"log": SM120}).content.decode()
+    page = viewer_client.post("/", {"log": SM120}).content.decode()
     assert "Possibly related" in page and "Known issue" not in page
     assert "not confirmed for your error" in page
+
+
+def test_a_viewer_token_triages_but_cannot_upload(db, viewer):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=viewer).key}")
+    assert api.post("/api/v1/triage/", {"log": SM120}, format="json").status_code == 200
+    resp = api.post(
+        "/api/v1/documents/", {"file": SimpleUploadedFile("n.txt", b"RuntimeError: x\n")}, format="multipart"
+    )
+    assert resp.status_code == 403 and Document.objects.count() == 0

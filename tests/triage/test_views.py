@@ -9,6 +9,12 @@ from triage.models import TriageRecord
 
 
 @pytest.fixture
+def client(editor_client):  # type: ignore[no-untyped-def]
+    """These pages are for logged-in users; an editor can do everything they offer."""
+    return editor_client
+
+
+@pytest.fixture
 def kb(db):  # type: ignore[no-untyped-def]
     for path in sorted((ROOT / "samples").iterdir()):
         document_process(document_submit_path(path).document.pk)

@@ -1,0 +1,75 @@
+"""Run an ingest off the request: a Celery worker when one is configured, else a background
+thread of this process (the embedded default), so an upload never waits for its ingest."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+logger = logging.getLogger("fixbase.ingest")
+
+# One ingest at a time per process: several would only fight over the cores and the SQLite lock.
+_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fixbase-ingest")
+ORPHAN_AGE_SECONDS = 3600  # a partial upload file this old belongs to no request any more
+
+
+def ingest_later(document_id: int) -> None:
+    from ingest.tasks import ingest_document
+
+    if settings.CELERY_TASK_ALWAYS_EAGER and settings.FIXBASE_INGEST_IN_THREAD:
+        _executor.submit(_run_here, document_id)
+    else:
+        ingest_document.delay(document_id)
+
+
+def _run_here(document_id: int) -> None:
+    from ingest.tasks import ingest_document
+
+    try:
+        ingest_document.apply(args=[document_id])
+    except Exception:  # the task has marked the document failed; keep the thread alive
+        logger.exception("ingest of document %s failed", document_id)
+    finally:
+        connection.close()
+
+
+def resume_abandoned() -> list[int]:
+    """Documents a killed process left `processing` or `queued`, and partial upload files.
+
+    With Celery, a starting worker does this (ingest.tasks.requeue_stale_documents). On the
+    embedded default nothing else would, so pages that show documents call it: a stale
+    document is queued again here and its ingest starts in this process."""
+    _remove_orphans()
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        return []
+    from ingest.services import documents_requeue_stale
+
+    ids = documents_requeue_stale(socket.gethostname() + ":", timedelta(seconds=settings.FIXBASE_STALE_SECONDS))
+    for document_id in ids:
+        logger.warning("resuming document %s left unfinished by a stopped process", document_id)
+        ingest_later(document_id)
+    return ids
+
+
+def _remove_orphans() -> None:
+    cutoff = time.time() - ORPHAN_AGE_SECONDS
+    for folder, pattern in (
+        (Path(settings.MEDIA_ROOT) / "documents", ".upload-*"),
+        (Path(settings.FILE_UPLOAD_TEMP_DIR), "*"),
+    ):
+        if not folder.is_dir():
+            continue
+        for path in folder.glob(pattern):
+            try:
+                if path.is_file() and path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    logger.info("removed orphan upload file %s", path)
+            except OSError:
+                continue
