@@ -6,3 +6,13 @@ document.addEventListener("htmx:afterSwap", function (event) {
     if (verdict) { verdict.setAttribute("tabindex", "-1"); verdict.focus(); }
   }
 });
+
+// An upload can take minutes to send: say so, and do not let a second click send it twice.
+document.addEventListener("submit", function (event) {
+  var form = event.target;
+  if (form.id !== "upload-form") return;
+  var button = document.getElementById("upload-button");
+  var note = document.getElementById("upload-note");
+  if (button) button.disabled = true;
+  if (note) note.textContent = "Uploading… the page moves on when the file has arrived.";
+});

@@ -101,7 +101,9 @@ def test_upload_is_processed_by_a_real_worker_over_redis(start_worker, django_us
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     worker = start_worker()
-    user = django_user_model.objects.create(username="uploader")
+    from tests.conftest import make_user
+
+    user = make_user("uploader", editor=True)  # uploading is for editors
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     notes = (ROOT / "samples" / "swift_grpo_notes.txt").read_bytes()
