@@ -27,6 +27,9 @@ class Document(models.Model):
     entries_embedded = models.PositiveIntegerField(default=0)
     entries_grouped = models.PositiveIntegerField(default=0, help_text="Problems added to an existing entry.")
     secrets_redacted = models.PositiveIntegerField(default=0)
+    undecodable_bytes = models.PositiveBigIntegerField(
+        default=0, help_text="Bytes the detected encoding could not decode; the original is kept beside the text."
+    )
     bytes_scanned = models.PositiveBigIntegerField(default=0)
     claimed_by = models.CharField(max_length=200, blank=True, help_text="Worker processing it.")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -41,6 +44,11 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.filename
+
+    @property
+    def original_path(self) -> str:
+        """The upload's own bytes (secrets redacted), kept when decoding it lost something."""
+        return f"{self.file.path}.orig"
 
     def get_absolute_url(self) -> str:
         return reverse("ingest:document", args=[self.pk])

@@ -6,6 +6,7 @@ import codecs
 import hashlib
 import logging
 import os
+import re
 import socket
 import tempfile
 import zlib
@@ -61,7 +62,9 @@ def _media_dir() -> Path:
 def _redacted_lines(raw: Path, encoding: str, limit: int) -> Iterator[tuple[str, int]]:
     """Decoded text of the stored upload in batches of whole lines, secrets removed; more than
     `limit` bytes of (decompressed) text is refused."""
-    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    # Undecodable bytes become lone surrogates: replaced in the stored text, restored in the
+    # kept original (document_submit).
+    decoder = codecs.getincrementaldecoder(encoding)(errors="surrogateescape")
     pending = ""
     total = 0
     with open_log(raw) as fh:
@@ -79,10 +82,23 @@ def _redacted_lines(raw: Path, encoding: str, limit: int) -> Iterator[tuple[str,
                 if cut == 0 and len(text) > REDACT_BATCH:
                     cut = len(text)  # no newline in sight: do not hold an endless line in memory
                 text, pending = text[:cut], text[cut:]
-            out = redact(text.replace("\r\n", "\n"), mask_hosts=settings.FIXBASE_MASK_HOSTS)
+            text = text.replace("\r\n", "\n").translate(_HIDE_UNDECODABLE)  # RE2 reads UTF-8 only
+            out = redact(text, mask_hosts=settings.FIXBASE_MASK_HOSTS)
             yield out.text, out.count
             if not chunk:
                 return
+
+
+# A byte the detected encoding could not decode: surrogateescape makes it a lone surrogate, which
+# the redaction's RE2 cannot take, so it travels as a private-use character (U+F780 + byte - 0x80).
+_HIDE_UNDECODABLE = {0xDC80 + b: 0xF780 + b for b in range(128)}
+_SHOW_UNDECODABLE = {v: k for k, v in _HIDE_UNDECODABLE.items()}
+UNDECODABLE_RE = re.compile("[\uf780-\uf7ff]")
+
+
+def _byte_encoding(encoding: str) -> str:
+    """The codec that writes the kept original back: without a byte-order mark per write."""
+    return {"utf-16": "utf-16-le", "utf-8-sig": "utf-8"}.get(encoding, encoding)
 
 
 def _is_gzip(path: Path) -> bool:
@@ -138,17 +154,27 @@ def document_submit(
         limit = settings.FIXBASE_MAX_EXPANDED_BYTES
         if _is_gzip(tmp):  # a gzip bomb is refused before it fills the disk
             limit = min(limit, max(64 * 1024**2, settings.FIXBASE_MAX_EXPANSION_RATIO * size))
+        encoding = sniff_encoding(head)
+        original = media / f"{stored_name}.orig"
+        lossy = 0
         try:
-            with open(media / stored_name, "w", encoding="utf-8") as out_text:
-                for text, count in _redacted_lines(tmp, sniff_encoding(head), limit):
-                    out_text.write(text)
+            with open(media / stored_name, "w", encoding="utf-8") as out_text, open(original, "wb") as out_orig:
+                for text, count in _redacted_lines(tmp, encoding, limit):
+                    undecodable = len(UNDECODABLE_RE.findall(text))
+                    lossy += undecodable
+                    out_text.write(UNDECODABLE_RE.sub("\ufffd", text) if undecodable else text)
+                    out_orig.write(text.translate(_SHOW_UNDECODABLE).encode(_byte_encoding(encoding), "surrogateescape"))
                     secrets += count
         except IngestError:
             (media / stored_name).unlink(missing_ok=True)
+            original.unlink(missing_ok=True)
             raise
         except (OSError, EOFError, zlib.error) as exc:
             (media / stored_name).unlink(missing_ok=True)
+            original.unlink(missing_ok=True)
             raise IngestError(f"The file could not be read: {exc}.") from exc
+        if not lossy:
+            original.unlink()  # the stored text is the whole story
         with transaction.atomic():
             doc = Document.objects.create(
                 filename=safe_name,
@@ -157,6 +183,7 @@ def document_submit(
                 file=f"documents/{stored_name}",
                 requested_format=requested_format,
                 secrets_redacted=secrets,
+                undecodable_bytes=lossy,
                 uploaded_by=uploaded_by if uploaded_by is not None and uploaded_by.is_authenticated else None,
             )
         return Submitted(doc, created=True)

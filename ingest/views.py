@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from django.db import transaction
-from django.http import HttpResponse
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -54,3 +55,13 @@ def document_view(request: HttpRequest, pk: int) -> HttpResponse:
     template = "ingest/_status.html" if request.htmx else "ingest/document.html"
     context = {"doc": doc, "polling": doc.status in ("queued", "processing"), "entries": entries_of_document(doc.pk)}
     return render(request, template, context)
+
+
+@editor_required
+def document_original_view(request: HttpRequest, pk: int) -> HttpResponseBase:
+    """The upload's own bytes, kept when decoding lost some (secrets redacted)."""
+    doc = get_object_or_404(Document, pk=pk)
+    path = Path(doc.original_path)
+    if not doc.undecodable_bytes or not path.exists():
+        raise Http404("Nothing was lost decoding this document: its text is the whole upload.")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=f"{doc.filename}.orig")

@@ -109,7 +109,12 @@ def clean_line(raw: str) -> CleanLine:
     text = text.rstrip()
     if "`" in prefix_parts:
         text = text.removesuffix("`").rstrip()
+    if "```" in text:  # a markdown fence closed (or opened) on the error's own line
+        text = FENCE_TAIL_RE.sub("", text)
     return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
+
+
+FENCE_TAIL_RE = re.compile(r"(?<=\S)\s*```[\w+-]*\s*$")
 
 
 def split_squashed_frames(text: str) -> list[str]:

@@ -139,3 +139,11 @@ def test_megabyte_lines_do_not_stall_the_scanner():
     log = "\n".join(shapes) + "\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
     blocks = [b for b in scan_log(log) if b.kind != "warning"]
     assert blocks[-1].message.startswith("CUDA error: an illegal memory access")
+
+
+def test_a_markdown_fence_on_the_error_line_is_not_part_of_the_message():
+    from kb.signature import signature_from_text
+
+    pasted = '```\nTraceback (most recent call last):\n  File "a.py", line 1, in <module>\nValueError: bad value```\n'
+    assert signature_from_text(pasted)[0].headline == "ValueError: bad value"
+    assert signature_from_text("RuntimeError: oops ```python\n")[0].headline == "RuntimeError: oops"

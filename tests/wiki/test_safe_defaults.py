@@ -153,3 +153,29 @@ def test_uploads_are_decoded_by_what_they_are(
     doc = Document.objects.get()
     assert expected in Path(doc.file.path).read_text(encoding="utf-8")
     assert Entry.objects.exists()
+
+
+def test_a_lossy_decode_keeps_the_original_bytes_with_secrets_redacted(
+    db, editor_client, django_capture_on_commit_callbacks
+):
+    token = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3k"
+    # UTF-8 as far as the encoding is sniffed (the first 64 KB), then bytes UTF-8 cannot decode.
+    healthy = "INFO step ok, Größe 3 \u2713\n".encode() * 4000
+    data = healthy + b"RuntimeError: CUDA out of memory\nHF_TOKEN=" + token.encode() + b"\nbad bytes: \xff\xfe\xfa here\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        _upload(editor_client, "mixed.log", data)
+    doc = Document.objects.get()
+    assert doc.undecodable_bytes == 3
+    assert "\ufffd" in Path(doc.file.path).read_text(encoding="utf-8")
+    original = editor_client.get(f"/upload/{doc.pk}/original/")
+    body = b"".join(original.streaming_content)
+    assert b"\xff\xfe\xfa here" in body and token.encode() not in body
+    assert "could not be decoded" in editor_client.get(f"/upload/{doc.pk}/").content.decode()
+
+
+def test_a_clean_decode_keeps_no_second_copy(db, editor_client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        _upload(editor_client, "clean.log", b"RuntimeError: CUDA out of memory\n")
+    doc = Document.objects.get()
+    assert doc.undecodable_bytes == 0 and not Path(doc.original_path).exists()
+    assert editor_client.get(f"/upload/{doc.pk}/original/").status_code == 404
