@@ -163,7 +163,9 @@ def document_submit(
                     undecodable = len(UNDECODABLE_RE.findall(text))
                     lossy += undecodable
                     out_text.write(UNDECODABLE_RE.sub("\ufffd", text) if undecodable else text)
-                    out_orig.write(text.translate(_SHOW_UNDECODABLE).encode(_byte_encoding(encoding), "surrogateescape"))
+                    out_orig.write(
+                        text.translate(_SHOW_UNDECODABLE).encode(_byte_encoding(encoding), "surrogateescape")
+                    )
                     secrets += count
         except IngestError:
             (media / stored_name).unlink(missing_ok=True)

@@ -161,7 +161,9 @@ def test_a_lossy_decode_keeps_the_original_bytes_with_secrets_redacted(
     token = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3k"
     # UTF-8 as far as the encoding is sniffed (the first 64 KB), then bytes UTF-8 cannot decode.
     healthy = "INFO step ok, Größe 3 \u2713\n".encode() * 4000
-    data = healthy + b"RuntimeError: CUDA out of memory\nHF_TOKEN=" + token.encode() + b"\nbad bytes: \xff\xfe\xfa here\n"
+    data = (
+        healthy + b"RuntimeError: CUDA out of memory\nHF_TOKEN=" + token.encode() + b"\nbad bytes: \xff\xfe\xfa here\n"
+    )
     with django_capture_on_commit_callbacks(execute=True):
         _upload(editor_client, "mixed.log", data)
     doc = Document.objects.get()
