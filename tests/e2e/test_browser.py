@@ -104,6 +104,25 @@ def test_didnt_help_changes_the_answer(page):
     expect(page.locator("#verdict")).not_to_contain_text("Known issue", timeout=15000)
 
 
+def test_a_needs_a_fix_entry_given_a_remedy_is_the_next_answer(page, live_server):
+    zmq = "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"
+    page.fill("#log", zmq)
+    page.click("#triage-button")
+    page.wait_for_selector("#verdict >> text=No known match")
+    page.click("text=Add this log as a new")
+    page.wait_for_selector("text=No fix recorded yet")
+    page.click("text=Add the fix")
+    page.fill("#remedy", "Another trainer on this node holds port 5555: stop it or set a free port.")
+    page.click("text=Save")
+    page.wait_for_selector("text=holds port 5555")
+    page.goto(live_server.url + "/")
+    page.fill("#log", zmq)
+    page.click("#triage-button")
+    page.wait_for_selector("#verdict")
+    assert "Known issue" in page.inner_text("#verdict")
+    assert "holds port 5555" in page.locator("section.match").first.inner_text()
+
+
 def test_edit_then_history_then_revert(page, live_server):
     entry = Entry.objects.get(title__contains="no kernel image")
     original = entry.remedy_markdown
@@ -153,6 +172,7 @@ def test_upload_shows_live_progress_until_done(page, live_server, settings, tmp_
     assert "queued" in seen or "processing" in seen  # the upload returned before the ingest ended
     page.wait_for_selector("#doc-status >> text=done", timeout=120000)
     assert "refreshing" not in page.inner_text("#doc-status")
+    assert page.locator("#doc-status a[href^='/kb/entries/']").count() > 0  # it became entries
     shot(page, "upload-done")
 
 
