@@ -4,6 +4,7 @@ thread of this process (the embedded default), so an upload never waits for its 
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,8 @@ logger = logging.getLogger("fixbase.ingest")
 
 # One ingest at a time per process: several would only fight over the cores and the SQLite lock.
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fixbase-ingest")
-ORPHAN_AGE_SECONDS = 3600  # a partial upload file this old belongs to no request any more
+ORPHAN_IDLE_SECONDS = 1800  # a partial upload file not written for this long belongs to no request
+ORPHAN_NAME_RE = re.compile(r"^\.upload-(?P<host>.+)-(?P<pid>\d+)-")
 
 
 def ingest_later(document_id: int) -> None:
@@ -46,7 +48,7 @@ def resume_abandoned() -> list[int]:
     With Celery, a starting worker does this (ingest.tasks.requeue_stale_documents). On the
     embedded default nothing else would, so pages that show documents call it: a stale
     document is queued again here and its ingest starts in this process."""
-    _remove_orphans()
+    remove_orphans()
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         return []
     from ingest.services import documents_requeue_stale
@@ -58,8 +60,13 @@ def resume_abandoned() -> list[int]:
     return ids
 
 
-def _remove_orphans() -> None:
-    cutoff = time.time() - ORPHAN_AGE_SECONDS
+def remove_orphans() -> None:
+    """Partial upload files nobody will finish: ours (named `.upload-HOST-PID-…`) whose process is
+    gone, and any left idle for ORPHAN_IDLE_SECONDS (an upload in progress keeps writing)."""
+    from ingest.services import process_alive
+
+    host = socket.gethostname()
+    cutoff = time.time() - ORPHAN_IDLE_SECONDS
     for folder, pattern in (
         (Path(settings.MEDIA_ROOT) / "documents", ".upload-*"),
         (Path(settings.FILE_UPLOAD_TEMP_DIR), "*"),
@@ -67,8 +74,10 @@ def _remove_orphans() -> None:
         if not folder.is_dir():
             continue
         for path in folder.glob(pattern):
+            owner = ORPHAN_NAME_RE.match(path.name)
+            dead = owner is not None and owner["host"] == host and not process_alive(f"{host}:{owner['pid']}")
             try:
-                if path.is_file() and path.stat().st_mtime < cutoff:
+                if path.is_file() and (dead or path.stat().st_mtime < cutoff):
                     path.unlink()
                     logger.info("removed orphan upload file %s", path)
             except OSError:

@@ -122,7 +122,8 @@ def document_submit(
     media = _media_dir()
     digest = hashlib.sha256()
     size = 0
-    fd, tmp_name = tempfile.mkstemp(dir=media, prefix=".upload-")
+    # Named after this process, so a restarted one knows the partial files of a dead one.
+    fd, tmp_name = tempfile.mkstemp(dir=media, prefix=f".upload-{worker_name().replace(':', '-')}-")
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -300,7 +301,7 @@ def document_mark_failed(document_id: int, error: str) -> None:
     )
 
 
-def _alive(claimed_by: str) -> bool:
+def process_alive(claimed_by: str) -> bool:
     """Is the process that claimed a document (host:pid, this host) still running?"""
     pid = claimed_by.rsplit(":", 1)[-1]
     if not pid.isdigit():
@@ -328,7 +329,7 @@ def documents_requeue_stale(worker_prefix: str, stale_after: timedelta) -> list[
             for c in Document.objects.filter(
                 status=Document.Status.PROCESSING, claimed_by__startswith=worker_prefix
             ).values_list("claimed_by", flat=True)
-            if not _alive(c)
+            if not process_alive(c)
         ],
     )
     waiting = Document.objects.filter(status=Document.Status.QUEUED, updated_at__lt=now - stale_after)

@@ -115,14 +115,20 @@ def test_orphan_partial_uploads_are_removed(db, editor_client, settings):
     media = Path(settings.MEDIA_ROOT) / "documents"
     media.mkdir(parents=True, exist_ok=True)
     temp = Path(settings.FILE_UPLOAD_TEMP_DIR)
-    old, fresh, tmp_old = media / ".upload-dead", media / ".upload-live", temp / "dead.upload"
-    for p in (old, fresh, tmp_old):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    import socket
+
+    host = socket.gethostname()
+    dead = media / f".upload-{host}-{gone.pid}-abc"  # its process was killed mid-upload
+    live = media / f".upload-{host}-{os.getpid()}-abc"  # an upload this process is writing
+    idle, fresh = temp / "idle.upload.txt", temp / "fresh.upload.txt"
+    for p in (dead, live, idle, fresh):
         p.write_bytes(b"x" * 100)
     long_ago = time.time() - 7200
-    os.utime(old, (long_ago, long_ago))
-    os.utime(tmp_old, (long_ago, long_ago))
+    os.utime(idle, (long_ago, long_ago))
     editor_client.get("/upload/")
-    assert not old.exists() and not tmp_old.exists() and fresh.exists()
+    assert not dead.exists() and not idle.exists() and live.exists() and fresh.exists()
 
 
 def test_a_gzip_bomb_is_refused_and_leaves_no_file(db, editor_client, settings):
