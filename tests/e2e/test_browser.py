@@ -176,6 +176,20 @@ def test_upload_shows_live_progress_until_done(page, live_server, settings, tmp_
     shot(page, "upload-done")
 
 
+def test_an_uploaded_transcript_becomes_entries(page, live_server, settings):
+    from tests.conftest import SM120_SAMPLE, shared_sample
+
+    settings.FIXBASE_INGEST_IN_THREAD = True
+    page.goto(f"{live_server.url}/upload/")
+    page.set_input_files("input[type=file]", str(shared_sample(SM120_SAMPLE)))
+    page.click("#upload-button")
+    page.wait_for_selector("#doc-status >> text=done", timeout=120000)
+    assert "specstory" in page.inner_text("#doc-status")
+    entries = page.locator("#doc-status a[href^='/kb/entries/']")
+    assert entries.count() >= 1
+    assert "no kernel image" in page.inner_text("#doc-status")
+
+
 @pytest.mark.parametrize("width", [400, 1366])
 def test_pages_fit_the_window(browser, live_server, width):
     page = logged_in(browser, live_server, width)
