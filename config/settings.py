@@ -119,6 +119,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "reversion",
     "csp",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "rest_framework",
     "rest_framework.authtoken",
     "kb",
@@ -223,13 +225,35 @@ FIXBASE_INGEST_IN_THREAD = env_bool("FIXBASE_INGEST_IN_THREAD", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "config.api.ApiTokenAuthentication",
+        "config.api.LegacyTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["config.api.HasScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.api.TokenRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "config.api.Pages",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
+# Requests per token: an abuse guard, far above what a CI fleet posts (a triage takes ~30 ms).
+FIXBASE_API_RATE = env_str("FIXBASE_API_RATE", "100/s")
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Fixbase API",
+    "DESCRIPTION": "Triage failures of RL fine-tuning jobs against a team's knowledge base.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",  # served from this host: no CDN
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+CACHES = (
+    {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    if REDIS_URL
+    else {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+)
 
 LOGGING = {
     "version": 1,

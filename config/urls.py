@@ -3,18 +3,38 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+import config.schema  # noqa: F401 - registers the token scheme with drf-spectacular
 from ingest.api import DocumentDetailApi, DocumentUploadApi
-from triage.api import TriageApi
+from kb.api import EntryDetailApi, EntryListApi, EntryMergeApi
+from triage.api import FeedbackApi, HealthApi, TriageApi, TriageRecordApi
 
-# The API authenticates with its own tokens (DRF); the login-page redirect is for browsers.
+
+def api(view):  # type: ignore[no-untyped-def]
+    """The API authenticates with its own tokens (DRF); the login-page redirect is for browsers."""
+    return login_not_required(view.as_view())
+
+
+api_v1 = [
+    path("triage/", api(TriageApi), name="api-triage"),
+    path("triage/<int:pk>/", api(TriageRecordApi), name="api-triage-record"),
+    path("triage/<int:pk>/feedback/", api(FeedbackApi), name="api-feedback"),
+    path("entries/", api(EntryListApi), name="api-entries"),
+    path("entries/<int:pk>/", api(EntryDetailApi), name="api-entry"),
+    path("entries/<int:pk>/merge/", api(EntryMergeApi), name="api-entry-merge"),
+    path("documents/", api(DocumentUploadApi), name="api-documents"),
+    path("documents/<int:pk>/", api(DocumentDetailApi), name="api-document"),
+    path("health/", api(HealthApi), name="api-health"),
+    path("schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
+    path("docs/", login_not_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
+]
+
 urlpatterns = [
     path("", include("triage.urls")),
     path("kb/", include("kb.urls")),
     path("upload/", include("ingest.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("api/v1/triage/", login_not_required(TriageApi.as_view()), name="api-triage"),
-    path("api/v1/documents/", login_not_required(DocumentUploadApi.as_view()), name="api-documents"),
-    path("api/v1/documents/<int:pk>/", login_not_required(DocumentDetailApi.as_view()), name="api-document"),
+    path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
 ]

@@ -5,19 +5,18 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from rest_framework import serializers, status
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from config.api_errors import error_response
 from ingest.dispatch import ingest_later
 from ingest.models import Document
-from ingest.services import IngestError, document_submit
-from kb.permissions import can_edit
+from ingest.parsers import FORMATS
+from ingest.services import IngestError, document_delete, document_submit
 
 logger = logging.getLogger("fixbase.ingest")
 
@@ -51,29 +50,31 @@ class DocumentOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
         return request.build_absolute_uri(url) if request else url
 
 
-class CanUpload(BasePermission):
-    """Uploading adds to the knowledge base: editors only (viewers' tokens can triage)."""
-
-    message = "Only editors can upload documents."
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return request.method in SAFE_METHODS or can_edit(request.user)
+class UploadInput(serializers.Serializer):  # type: ignore[type-arg]
+    file = serializers.FileField()
+    format = serializers.ChoiceField(choices=[""] + list(FORMATS), required=False, allow_blank=True)
 
 
-class DocumentUploadApi(APIView):
+class DocumentUploadApi(generics.ListAPIView):  # type: ignore[type-arg]
+    """GET the documents (newest first); POST one (multipart `file`): 202 and its status URL."""
+
     parser_classes = [MultiPartParser, FormParser]
-    permission_classes = [IsAuthenticated, CanUpload]
+    serializer_class = DocumentOutput
+    queryset = Document.objects.all()
+    required_scopes = {"POST": "write"}
 
+    @extend_schema(request=UploadInput, responses={202: DocumentOutput, 200: DocumentOutput})
     def post(self, request: Request) -> Response:
         upload = request.FILES.get("file")
         if upload is None:
-            return Response({"file": ["Send the document as a multipart field named 'file'."]}, status=400)
+            msg = "Send the document as a multipart field named 'file'."
+            return error_response(400, msg, {"file": [msg]})
         try:
             fmt = str(request.data.get("format", "")) if isinstance(request.data, dict) else ""
             submitted = document_submit(upload.name or "upload.txt", upload.chunks(), fmt, uploaded_by=request.user)
         except IngestError as exc:
             logger.info("upload refused: %s", exc)
-            return Response({"file": [str(exc)]}, status=400)
+            return error_response(400, str(exc), {"file": [str(exc)]})
         doc = submitted.document
         if submitted.needs_processing:
             transaction.on_commit(lambda: ingest_later(doc.pk))
@@ -82,7 +83,13 @@ class DocumentUploadApi(APIView):
         return Response(body, status=status.HTTP_202_ACCEPTED if submitted.needs_processing else status.HTTP_200_OK)
 
 
-class DocumentDetailApi(APIView):
-    def get(self, request: Request, pk: int) -> Response:
-        doc = get_object_or_404(Document, pk=pk)
-        return Response(DocumentOutput(doc, context={"request": request}).data)
+class DocumentDetailApi(generics.RetrieveDestroyAPIView):  # type: ignore[type-arg]
+    """A document's status; DELETE removes the document and its stored text (its entries stay,
+    with their provenance)."""
+
+    queryset = Document.objects.all()
+    serializer_class = DocumentOutput
+    required_scopes = {"DELETE": "write"}
+
+    def perform_destroy(self, instance: Document) -> None:
+        document_delete(instance)

@@ -341,3 +341,16 @@ def documents_requeue_stale(worker_prefix: str, stale_after: timedelta) -> list[
     if ids:
         Document.objects.filter(pk__in=ids).update(status=Document.Status.QUEUED, claimed_by="")
     return ids
+
+
+def document_delete(doc: Document) -> None:
+    """Remove a document and its stored files. Entries found in it stay, and their occurrences keep
+    the file name and lines (the document id is cleared)."""
+    from kb.models import Occurrence
+
+    paths = [Path(doc.file.path), Path(doc.original_path)] if doc.file else []
+    with transaction.atomic():
+        Occurrence.objects.filter(document_id=doc.pk).update(document_id=None)
+        doc.delete()
+    for path in paths:
+        path.unlink(missing_ok=True)

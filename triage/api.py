@@ -1,43 +1,213 @@
-"""REST API: POST /api/v1/triage/ (token auth) — the CI failure hook's entry point."""
+"""REST API for triage: post a log (JSON, text/plain or gzip), triage history, feedback, health."""
 
 from __future__ import annotations
 
+import gzip
 import logging
+import zlib
+from typing import Any
 
 from django.conf import settings
-from rest_framework import serializers, status
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api_errors import error_response
+from kb.models import Entry
 from triage.limits import body_too_large, too_large_message
+from triage.models import TriageRecord
 from triage.presenters import result_as_dict
-from triage.services import triage_log, triage_record
+from triage.services import feedback_record, triage_log, triage_record
 
 logger = logging.getLogger("fixbase.triage")
+CONTEXT_KEYS = ("job", "url", "commit", "framework", "cluster")
+
+
+class PlainTextParser(BaseParser):
+    media_type = "text/plain"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> dict[str, str]:
+        return {"log": stream.read().decode("utf-8", errors="replace")}
+
+
+class JobContext(serializers.Serializer):  # type: ignore[type-arg]
+    job = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    url = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+    commit = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    framework = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    cluster = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
 
 class TriageInput(serializers.Serializer):  # type: ignore[type-arg]
-    log = serializers.CharField(trim_whitespace=False, allow_blank=False)
+    log = serializers.CharField(trim_whitespace=False, allow_blank=False, required=False)
+    file = serializers.FileField(required=False, help_text="The log as a file; .gz is opened.")
     top_k = serializers.IntegerField(min_value=1, max_value=50, default=5)
+    context = JobContext(required=False)
 
-    def validate_log(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("The log is empty: paste the error output.")
-        if len(value.encode()) > settings.FIXBASE_MAX_PASTE_BYTES:
-            raise serializers.ValidationError(too_large_message())
-        return value
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        upload = attrs.pop("file", None)
+        if upload is not None:
+            attrs["log"] = _read_upload(upload)
+        log = attrs.get("log", "")
+        if not log.strip():
+            raise serializers.ValidationError({"log": ["The log is empty: paste the error output."]})
+        if len(log.encode()) > settings.FIXBASE_MAX_PASTE_BYTES:
+            raise serializers.ValidationError({"log": [too_large_message()]})
+        return attrs
 
 
-class TriageApi(APIView):
+def _read_upload(upload: Any) -> str:
+    limit = settings.FIXBASE_MAX_PASTE_BYTES
+    head = upload.read(2)
+    upload.seek(0)
+    try:
+        if head == b"\x1f\x8b":
+            with gzip.GzipFile(fileobj=upload) as fh:
+                data = fh.read(limit + 1)  # never more than the limit is expanded
+        else:
+            data = upload.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise serializers.ValidationError({"file": [f"The gzip file is damaged: {exc}."]}) from exc
+    if len(data) > limit:
+        raise serializers.ValidationError({"file": [too_large_message()]})
+    from ingest.parsers import ParseError, decode_document
+
+    try:
+        return decode_document(data)
+    except ParseError as exc:
+        raise serializers.ValidationError({"file": [str(exc)]}) from exc
+
+
+class RecordOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
+    user = serializers.CharField(source="user.username", default=None, read_only=True)
+
+    class Meta:
+        model = TriageRecord
+        fields = [
+            "id",
+            "created_at",
+            "source",
+            "user",
+            "verdict",
+            "top_entry_id",
+            "top_score",
+            "headline",
+            "fingerprint",
+            "context",
+        ]
+
+
+TRIAGE_ANSWER = inline_serializer(
+    "TriageAnswer",
+    {
+        "verdict": serializers.ChoiceField(choices=["match", "possible", "no_match"]),
+        "confidence": serializers.FloatField(),
+        "threshold": serializers.FloatField(),
+        "floor": serializers.FloatField(),
+        "record_id": serializers.IntegerField(),
+        "signature": serializers.DictField(),
+        "notes": serializers.ListField(child=serializers.CharField()),
+        "secondary_errors": serializers.ListField(child=serializers.DictField()),
+        "matches": serializers.ListField(child=serializers.DictField()),
+    },
+)
+
+
+class TriageApi(generics.ListAPIView):  # type: ignore[type-arg]
+    """POST a failing job's log; GET the triage history (newest first)."""
+
+    parser_classes = [JSONParser, PlainTextParser, MultiPartParser, FormParser]
+    serializer_class = RecordOutput
+
+    def get_queryset(self) -> Any:
+        qs = TriageRecord.objects.select_related("user").order_by("-created_at", "-pk")
+        params = self.request.query_params
+        if params.get("verdict") in ("match", "possible", "no_match"):
+            qs = qs.filter(verdict=params["verdict"])
+        if params.get("entry", "").isdigit():
+            qs = qs.filter(top_entry_id=int(params["entry"]))
+        if params.get("job"):
+            qs = qs.filter(context__job=params["job"])
+        return qs
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("verdict", str, enum=["match", "possible", "no_match"]),
+            OpenApiParameter("entry", int),
+            OpenApiParameter("job", str),
+        ]
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request={
+            "application/json": TriageInput,
+            "text/plain": OpenApiTypes.STR,
+            "multipart/form-data": TriageInput,
+        },
+        responses={
+            200: TRIAGE_ANSWER,
+            400: OpenApiResponse(description="error"),
+            413: OpenApiResponse(description="error"),
+        },
+    )
     def post(self, request: Request) -> Response:
         if body_too_large(request._request):
             logger.warning("triage API: refused oversize body from %s", request.user)
-            return Response({"detail": too_large_message()}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            return error_response(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, too_large_message())
         data = TriageInput(data=request.data)
-        if not data.is_valid():
-            logger.info("triage API: bad input: %s", data.errors)
-            return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
-        result = triage_log(data.validated_data["log"], top_k=data.validated_data["top_k"])
-        triage_record(result, "api")
-        return Response(result_as_dict(result, request.build_absolute_uri))
+        data.is_valid(raise_exception=True)
+        log, top_k = data.validated_data["log"], data.validated_data["top_k"]
+        context = {k: v for k, v in dict(data.validated_data.get("context", {})).items() if k in CONTEXT_KEYS and v}
+        result = triage_log(log, top_k=top_k)
+        record = triage_record(result, "api", user=request.user, context=context, log=log)
+        body = result_as_dict(result, request.build_absolute_uri)
+        body["record_id"] = record.pk
+        return Response(body)
+
+
+class TriageRecordApi(generics.RetrieveAPIView):  # type: ignore[type-arg]
+    queryset = TriageRecord.objects.select_related("user")
+    serializer_class = RecordOutput
+
+
+class FeedbackInput(serializers.Serializer):  # type: ignore[type-arg]
+    entry_id = serializers.IntegerField(min_value=1)
+    helpful = serializers.BooleanField()
+
+
+class FeedbackApi(APIView):
+    """Did the entry fix the failure of this triage? One vote per user, entry and failure."""
+
+    @extend_schema(request=FeedbackInput, responses={200: FeedbackInput})
+    def post(self, request: Request, pk: int) -> Response:
+        record = get_object_or_404(TriageRecord, pk=pk)
+        data = FeedbackInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        entry = Entry.objects.filter(pk=data.validated_data["entry_id"]).first()
+        if entry is None:
+            return error_response(404, "No such entry.")
+        feedback_record(request.user, entry, record.fingerprint, data.validated_data["helpful"])
+        return Response(data.validated_data)
+
+
+class HealthApi(APIView):
+    """For monitors: database, index, worker and model. No token needed; 503 when degraded."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[Any] = []
+    throttle_classes: list[Any] = []
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        from triage.health import health
+
+        report = health()
+        return Response(report, status=200 if report["status"] == "ok" else 503)

@@ -9,6 +9,13 @@ from django.db import models
 class TriageRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     source = models.CharField(max_length=20)  # "web", "api", "cli"
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # What a CI hook said of the failing job: job, url, commit, framework, cluster.
+    context = models.JSONField(default=dict, blank=True)
+    log = models.TextField(blank=True, help_text="The posted log, secrets redacted (API triages only).")
+    top_k = models.PositiveSmallIntegerField(default=5)
     verdict = models.CharField(max_length=20)
     top_entry_id = models.PositiveBigIntegerField(null=True, blank=True)
     top_score = models.FloatField(null=True, blank=True)
@@ -31,3 +38,27 @@ class Feedback(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "entry", "fingerprint"], name="feedback_once")]
+
+
+class ApiToken(models.Model):
+    """A user's API token. Only a hash of the key is stored; the key is shown once, when made.
+
+    Scopes: `triage` (post logs, give feedback, read) for CI hooks; `write` (also add, edit and
+    merge entries, upload and delete documents) for curators, and only for editors' tokens."""
+
+    SCOPES = ("triage", "write")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=12, db_index=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.CharField(max_length=40, default="triage")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes.split(",")

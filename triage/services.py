@@ -187,18 +187,28 @@ def feedback_record(user: Any, entry: Any, fingerprint: str, helpful: bool) -> N
     Feedback.objects.update_or_create(user=user, entry=entry, fingerprint=fingerprint, defaults={"helpful": helpful})
 
 
-def triage_record(result: TriageResult, source: str) -> None:
-    """Remember a triage (not the log itself) so the wiki can show what keeps failing."""
+def triage_record(
+    result: TriageResult,
+    source: str,
+    user: Any = None,
+    context: dict[str, str] | None = None,
+    log: str = "",
+) -> Any:
+    """Remember a triage so the wiki can show what keeps failing. A log posted to the API is kept
+    (redacted, as triage saw it) with the job context the hook sent; the web page keeps none."""
     from triage.models import TriageRecord
 
     top = result.matches[0] if result.matches else None
-    TriageRecord.objects.create(
+    return TriageRecord.objects.create(
         source=source,
         verdict=result.verdict,
         top_entry_id=top.entry_id if top and result.verdict == "match" else None,
         top_score=top.score if top else None,
         fingerprint=result.signature.fingerprint,
         headline=result.signature.headline[:300],
+        user=user if user is not None and getattr(user, "is_authenticated", False) else None,
+        context=context or {},
+        log=redact(log).text if log else "",
     )
 
 

@@ -89,7 +89,7 @@ def test_bad_triage_input_is_a_400_and_stores_nothing(client, body):
 def test_a_50_mb_paste_is_refused_with_413_and_stores_nothing(client):
     resp = client.post("/api/v1/triage/", {"log": "x" * (50 * 1024 * 1024)}, format="json")
     assert resp.status_code == 413
-    assert "larger than" in resp.json()["detail"]
+    assert resp.json()["error"]["code"] == "too_large" and "larger than" in resp.json()["error"]["message"]
     assert TriageRecord.objects.count() == 0
 
 
@@ -112,7 +112,7 @@ def test_binary_upload_is_a_400_and_stores_nothing(client):
     resp = client.post(
         "/api/v1/documents/", {"file": SimpleUploadedFile("a.bin", b"\x00\xff" * 5000)}, format="multipart"
     )
-    assert resp.status_code == 400 and "binary" in resp.json()["file"][0]
+    assert resp.status_code == 400 and "binary" in resp.json()["error"]["fields"]["file"][0]
     assert Document.objects.count() == 0 and Entry.objects.count() == 0
 
 
@@ -120,10 +120,13 @@ def test_document_status_needs_a_token(db):
     assert APIClient().get("/api/v1/documents/1/").status_code == 401
 
 
-def test_apitoken_command_creates_the_user_and_prints_a_token(db):
+def test_apitoken_command_creates_the_user_and_prints_a_working_token(db):
     out = StringIO()
     call_command("apitoken", "ci-bot", stdout=out)
-    assert Token.objects.get(user__username="ci-bot").key == out.getvalue().strip()
+    key = out.getvalue().split()[-1]
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.post("/api/v1/triage/", {"log": SM120}, format="json").status_code == 200
 
 
 def test_three_verdicts_a_ci_hook_can_tell_apart(kb, client, settings):

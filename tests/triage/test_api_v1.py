@@ -1,0 +1,234 @@
+"""Issue 10: the whole API — tokens and scopes, limits, every endpoint, one error shape."""
+
+from __future__ import annotations
+
+import gzip
+from io import StringIO
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from ingest.models import Document
+from ingest.services import document_process, document_submit_path
+from kb.models import Entry
+from tests.conftest import ROOT
+from triage.models import ApiToken, Feedback, TriageRecord
+from triage.tokens import token_create, token_revoke
+
+SM120 = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():  # type: ignore[no-untyped-def]
+    cache.clear()
+
+
+@pytest.fixture
+def kb(db):  # type: ignore[no-untyped-def]
+    for path in sorted((ROOT / "samples").iterdir()):
+        document_process(document_submit_path(path).document.pk)
+
+
+def client_for(user, *scopes: str) -> APIClient:  # type: ignore[no-untyped-def]
+    _, key = token_create(user, "test", scopes or ("triage",))
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return api
+
+
+@pytest.fixture
+def ci(viewer):  # type: ignore[no-untyped-def]
+    return client_for(viewer)
+
+
+@pytest.fixture
+def curator(editor):  # type: ignore[no-untyped-def]
+    return client_for(editor, "triage", "write")
+
+
+def assert_error(resp, status: int, code: str) -> None:  # type: ignore[no-untyped-def]
+    assert resp.status_code == status, resp.content
+    body = resp.json()
+    assert set(body) == {"error"} and body["error"]["code"] == code and body["error"]["message"]
+
+
+def test_only_a_hash_of_the_key_is_stored_and_revoked_tokens_stop_working(viewer):
+    token, key = token_create(viewer, "ci")
+    assert key not in token.key_hash and key.startswith(token.prefix)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.post("/api/v1/triage/", {"log": SM120}, format="json").status_code == 200
+    token_revoke(token)
+    assert_error(api.post("/api/v1/triage/", {"log": SM120}, format="json"), 401, "not_authenticated")
+    bad = APIClient()
+    bad.credentials(HTTP_AUTHORIZATION="Token fb_nope")
+    assert_error(bad.get("/api/v1/entries/"), 401, "not_authenticated")
+    assert_error(APIClient().get("/api/v1/entries/"), 401, "not_authenticated")
+
+
+def test_a_triage_token_cannot_write_and_a_viewer_cannot_hold_a_write_token(kb, ci, viewer):
+    entry = Entry.objects.first()
+    assert_error(ci.patch(f"/api/v1/entries/{entry.pk}/", {"title": "x"}, format="json"), 403, "forbidden")
+    assert_error(ci.post("/api/v1/entries/", {"log": SM120}, format="json"), 403, "forbidden")
+    assert_error(
+        ci.post("/api/v1/documents/", {"file": SimpleUploadedFile("a.log", b"RuntimeError: x\n")}, format="multipart"),
+        403,
+        "forbidden",
+    )
+    with pytest.raises(ValueError, match="editors"):
+        token_create(viewer, "x", ("write",))
+    entry.refresh_from_db()
+    assert entry.title != "x" and Document.objects.count() == 3
+
+
+def test_throttling_answers_429_with_retry_after(db, ci, settings):
+    settings.FIXBASE_API_RATE = "3/min"
+    codes = [ci.get("/api/v1/entries/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    resp = ci.get("/api/v1/entries/")
+    assert_error(resp, 429, "rate_limited")
+    assert int(resp["Retry-After"]) > 0
+
+
+def test_triage_takes_json_text_and_gzip_and_keeps_the_context(kb, ci):
+    ctx = {"job": "nightly-grpo", "url": "https://ci.example/1", "commit": "abc123", "cluster": "a100"}
+    as_json = ci.post("/api/v1/triage/", {"log": SM120, "top_k": 2, "context": ctx}, format="json").json()
+    as_text = ci.post("/api/v1/triage/", SM120, content_type="text/plain").json()
+    gz = SimpleUploadedFile("job.log.gz", gzip.compress(SM120.encode()))
+    as_gzip = ci.post("/api/v1/triage/", {"file": gz}, format="multipart").json()
+    for body in (as_json, as_text, as_gzip):
+        assert body["verdict"] == "match" and body["matches"][0]["title"].startswith("RuntimeError: CUDA error")
+    record = TriageRecord.objects.get(pk=as_json["record_id"])
+    assert record.context == ctx and record.log == SM120 and record.user.username == "victor"
+
+
+def test_the_same_failure_from_two_jobs_shows_twice_in_history_and_trends(kb, ci, editor_client):
+    for job in ("job-a", "job-b"):
+        ci.post("/api/v1/triage/", {"log": SM120, "context": {"job": job}}, format="json")
+    history = ci.get("/api/v1/triage/").json()
+    assert history["count"] == 2 and {r["context"]["job"] for r in history["results"]} == {"job-a", "job-b"}
+    assert ci.get("/api/v1/triage/?job=job-a").json()["count"] == 1
+    page = editor_client.get("/trends/").content.decode()
+    assert "<td>2</td>" in page and "no kernel image" in page
+
+
+def test_logs_posted_by_ci_are_redacted_before_they_are_stored(kb, ci):
+    secret = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3k"
+    body = ci.post("/api/v1/triage/", {"log": f"HF_TOKEN={secret}\n{SM120}"}, format="json").json()
+    assert secret not in TriageRecord.objects.get(pk=body["record_id"]).log
+
+
+def test_feedback_on_a_triage_result(kb, ci):
+    body = ci.post("/api/v1/triage/", {"log": SM120}, format="json").json()
+    top = body["matches"][0]["entry_id"]
+    resp = ci.post(f"/api/v1/triage/{body['record_id']}/feedback/", {"entry_id": top, "helpful": False}, format="json")
+    assert resp.status_code == 200 and Feedback.objects.get().fingerprint == body["signature"]["fingerprint"]
+    assert ci.post("/api/v1/triage/", {"log": SM120}, format="json").json()["verdict"] != "match"
+    assert_error(
+        ci.post("/api/v1/triage/999999/feedback/", {"entry_id": top, "helpful": True}, format="json"), 404, "not_found"
+    )
+    assert_error(
+        ci.post(f"/api/v1/triage/{body['record_id']}/feedback/", {"entry_id": "x"}, format="json"), 400, "bad_request"
+    )
+
+
+def test_entries_list_search_read_create_update_merge(kb, curator, ci):
+    listing = ci.get("/api/v1/entries/?q=kernel").json()
+    assert listing["count"] >= 1 and "no kernel image" in listing["results"][0]["title"]
+    assert ci.get("/api/v1/entries/?needs_fix=true").json()["count"] == Entry.objects.filter(remedy_markdown="").count()
+    one = ci.get(f"/api/v1/entries/{listing['results'][0]['id']}/").json()
+    assert one["seen"] >= 1 and one["url"].endswith(f"/kb/entries/{one['id']}/")
+    made = curator.post(
+        "/api/v1/entries/",
+        {"log": "zmq.error.ZMQError: Address already in use", "remedy_markdown": "free the port"},
+        format="json",
+    )
+    assert made.status_code == 201 and made.json()["remedy_markdown"] == "free the port"
+    new_id = made.json()["id"]
+    assert (
+        curator.patch(f"/api/v1/entries/{new_id}/", {"title": "ZMQ port taken"}, format="json").json()["title"]
+        == "ZMQ port taken"
+    )
+    other = Entry.objects.exclude(pk=new_id).first()
+    merged = curator.post(f"/api/v1/entries/{new_id}/merge/", {"source": other.pk}, format="json")
+    assert merged.status_code == 200 and merged.json()["seen"] == 2
+    assert_error(
+        curator.post(f"/api/v1/entries/{new_id}/merge/", {"source": new_id}, format="json"), 400, "bad_request"
+    )
+    assert_error(ci.get("/api/v1/entries/999999/"), 404, "not_found")
+
+
+def test_documents_list_status_and_delete(kb, curator, ci):
+    listing = ci.get("/api/v1/documents/").json()
+    assert listing["count"] == 3
+    doc_id = listing["results"][0]["id"]
+    stored = Document.objects.get(pk=doc_id).file.path
+    assert ci.get(f"/api/v1/documents/{doc_id}/").json()["status"] == "done"
+    assert_error(ci.delete(f"/api/v1/documents/{doc_id}/"), 403, "forbidden")
+    entries_before = Entry.objects.count()
+    assert curator.delete(f"/api/v1/documents/{doc_id}/").status_code == 204
+    import os
+
+    assert not Document.objects.filter(pk=doc_id).exists() and not os.path.exists(stored)
+    assert Entry.objects.count() == entries_before  # the knowledge stays
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ("{not json", "application/json"),
+        ('{"log": ""}', "application/json"),
+        ('{"log": "x", "top_k": 0}', "application/json"),
+        ("", "text/plain"),
+    ],
+)
+def test_malformed_bodies_are_400s_in_the_error_shape(db, ci, body, content_type):
+    assert_error(ci.post("/api/v1/triage/", body, content_type=content_type), 400, "bad_request")
+    assert TriageRecord.objects.count() == 0
+
+
+def test_unsupported_media_type_and_oversize_uploads(db, ci, settings):
+    assert_error(ci.post("/api/v1/triage/", b"<x/>", content_type="application/xml"), 415, "unsupported_media_type")
+    settings.FIXBASE_MAX_PASTE_BYTES = 1000
+    big = SimpleUploadedFile("big.log.gz", gzip.compress(b"RuntimeError: x\n" * 10_000))
+    assert_error(ci.post("/api/v1/triage/", {"file": big}, format="multipart"), 400, "bad_request")
+
+
+def test_health_reports_each_part_without_a_token(db):
+    body = APIClient().get("/api/v1/health/").json()
+    assert body["status"] == "ok" and body["database"]["ok"] and body["worker"]["mode"].startswith("in-process")
+    assert {"database", "index", "worker", "model"} <= set(body)
+
+
+def test_schema_and_docs_are_served_locally(db):
+    from django.test import Client
+
+    schema = Client().get("/api/v1/schema/?format=json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    for p in (
+        "/api/v1/triage/",
+        "/api/v1/entries/",
+        "/api/v1/documents/{id}/",
+        "/api/v1/health/",
+        "/api/v1/triage/{id}/feedback/",
+    ):
+        assert p in paths
+    docs = Client().get("/api/v1/docs/").content.decode()
+    assert (
+        "swagger" in docs.lower() and "cdn" not in docs.lower() and "http" not in docs.split("<body")[1].split("url")[0]
+    )
+
+
+def test_apitoken_command_scopes_list_and_revoke(db):
+    out = StringIO()
+    call_command("apitoken", "curator", "--scope", "write", "--make-editor", stdout=out)
+    assert ApiToken.objects.get(user__username="curator").scopes == "triage,write"
+    listed = StringIO()
+    call_command("apitoken", "curator", "--list", stdout=listed)
+    prefix = listed.getvalue().split("…")[0]
+    call_command("apitoken", "curator", "--revoke", prefix, stdout=StringIO())
+    assert ApiToken.objects.get(user__username="curator").revoked_at is not None
