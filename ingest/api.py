@@ -52,7 +52,7 @@ class DocumentOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
 
 class UploadInput(serializers.Serializer):  # type: ignore[type-arg]
     file = serializers.FileField()
-    format = serializers.ChoiceField(choices=[""] + list(FORMATS), required=False, allow_blank=True)
+    format = serializers.ChoiceField(choices=["", *FORMATS], required=False, allow_blank=True)
 
 
 class DocumentUploadApi(generics.ListAPIView):  # type: ignore[type-arg]

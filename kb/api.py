@@ -60,7 +60,7 @@ class EntryUpdate(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class MergeInput(serializers.Serializer):  # type: ignore[type-arg]
-    source = serializers.IntegerField(min_value=1, help_text="The duplicate folded into this entry.")
+    source = serializers.IntegerField(min_value=1, help_text="The duplicate folded into this entry.")  # type: ignore[assignment]
 
 
 class EntryListApi(generics.ListCreateAPIView):  # type: ignore[type-arg]

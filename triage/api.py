@@ -48,7 +48,7 @@ class TriageInput(serializers.Serializer):  # type: ignore[type-arg]
     log = serializers.CharField(trim_whitespace=False, allow_blank=False, required=False)
     file = serializers.FileField(required=False, help_text="The log as a file; .gz is opened.")
     top_k = serializers.IntegerField(min_value=1, max_value=50, default=5)
-    context = JobContext(required=False)
+    context = JobContext(required=False)  # type: ignore[assignment]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         upload = attrs.pop("file", None)

@@ -50,6 +50,6 @@ def _model() -> dict[str, Any]:
 
 
 def health() -> dict[str, Any]:
-    parts = {"database": _database(), "index": _index(), "worker": _worker(), "model": _model()}
-    parts["status"] = "ok" if all(p["ok"] for p in parts.values() if isinstance(p, dict)) else "degraded"
+    parts: dict[str, Any] = {"database": _database(), "index": _index(), "worker": _worker(), "model": _model()}
+    parts["status"] = "ok" if all(p["ok"] for p in parts.values()) else "degraded"
     return parts

@@ -42,6 +42,7 @@ class Match:
     sources: tuple[SourceView, ...]
     explanation: Explanation
     features: dict[str, float] = field(default_factory=dict)
+    framework: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ def _match(
         sources=tuple(SourceView(s.filename, s.line_start, s.line_end, s.remedy_markdown) for s in rec.sources),
         explanation=explain_match(query, snap.corpus.docs[entry_id], snap.corpus, feats, choice.root, text),
         features={k: round(v, 4) for k, v in feats.items()},
+        framework=rec.framework,
     )
 
 

@@ -10,4 +10,5 @@ urlpatterns = [
     path("triage/new-entry/", views.new_entry_view, name="new_entry"),
     path("trends/", views.trends_view, name="trends"),
     path("triage/feedback/", views.feedback_view, name="feedback"),
+    path("tokens/", views.tokens_view, name="tokens"),
 ]

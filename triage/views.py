@@ -86,3 +86,28 @@ def trends_view(request: HttpRequest) -> HttpResponse:
             status=400,
         )
     return render(request, "triage/trends.html", {**trends(days=int(raw)), "can_edit": can_edit(request.user)})
+
+
+@require_http_methods(["GET", "POST"])
+def tokens_view(request: HttpRequest) -> HttpResponse:
+    """The user's API tokens: make one (its key is shown once), see when each was used, revoke."""
+    from triage.models import ApiToken
+    from triage.tokens import token_create, token_revoke
+
+    context: dict[str, object] = {"can_edit": can_edit(request.user)}
+    status = 200
+    if request.method == "POST":
+        if request.POST.get("revoke", "").isdigit():
+            token = ApiToken.objects.filter(pk=int(request.POST["revoke"]), user_id=int(request.user.pk or 0)).first()
+            if token is not None:
+                token_revoke(token)
+                context["message"] = f"Revoked {token.prefix}…: it no longer works."
+        else:
+            scopes = ("triage", "write") if request.POST.get("write") == "1" else ("triage",)
+            try:
+                token, key = token_create(request.user, request.POST.get("name", ""), scopes)
+                context["new_key"], context["new_token"] = key, token
+            except ValueError as exc:
+                context["error"], status = str(exc), 400
+    context["tokens"] = ApiToken.objects.filter(user_id=int(request.user.pk or 0))
+    return render(request, "triage/tokens.html", context, status=status)

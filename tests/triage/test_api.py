@@ -72,8 +72,10 @@ def test_rest_and_cli_return_the_same_ranking(kb, client, tmp_path):
     path = tmp_path / "failure.log"
     path.write_text(text)
     out = StringIO()
-    call_command("triage", str(path), "--json", stdout=out)
+    with pytest.raises(SystemExit) as exited:
+        call_command("triage", str(path), "--json", "--local", stdout=out)
     cli = json.loads(out.getvalue())
+    assert exited.value.code == {"match": 0, "no_match": 1, "possible": 3}[cli["verdict"]]
     assert [m["entry_id"] for m in cli["matches"]] == [m["entry_id"] for m in api["matches"]]
     assert [m["score"] for m in cli["matches"]] == [m["score"] for m in api["matches"]]
     assert cli["verdict"] == api["verdict"]

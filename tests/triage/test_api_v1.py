@@ -232,3 +232,17 @@ def test_apitoken_command_scopes_list_and_revoke(db):
     prefix = listed.getvalue().split("…")[0]
     call_command("apitoken", "curator", "--revoke", prefix, stdout=StringIO())
     assert ApiToken.objects.get(user__username="curator").revoked_at is not None
+
+
+def test_tokens_are_made_listed_and_revoked_in_the_web_ui(db, viewer_client, viewer):
+    page = viewer_client.post("/tokens/", {"name": "github-actions"}).content.decode()
+    key = page.split('<pre id="new-key">')[1].split("</pre>")[0]
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.post("/api/v1/triage/", {"log": SM120}, format="json").status_code == 200
+    token = ApiToken.objects.get(user=viewer)
+    assert viewer_client.post("/tokens/", {"name": "w", "write": "1"}).status_code == 400  # a viewer: no write
+    listing = viewer_client.get("/tokens/").content.decode()
+    assert token.prefix in listing and key not in listing  # the key is shown once
+    viewer_client.post("/tokens/", {"revoke": token.pk})
+    assert_error(api.post("/api/v1/triage/", {"log": SM120}, format="json"), 401, "not_authenticated")

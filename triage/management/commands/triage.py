@@ -1,33 +1,69 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from triage.presenters import result_as_dict
-from triage.services import triage_log
+# Exit codes, distinct per answer (documented in the README):
+EXIT = {"match": 0, "no_match": 1, "error": 2, "possible": 3}
 
 
 class Command(BaseCommand):
-    help = "Triage a log file (or - for standard input) against the knowledge base."
+    help = (
+        "Triage a log file (or - for standard input). With FIXBASE_URL (and FIXBASE_TOKEN) set, a running "
+        "server answers, in its time; --local (or no FIXBASE_URL) loads the model here. "
+        "Exit codes: 0 match, 1 no match, 3 possibly related, 2 error."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
         parser.add_argument("--json", action="store_true")
         parser.add_argument("--top-k", type=int, default=5)
+        parser.add_argument("--local", action="store_true", help="triage in this process even if FIXBASE_URL is set")
+        parser.add_argument("--timeout", type=float, default=60.0)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         text = sys.stdin.read() if opts["file"] == "-" else self._read(opts["file"])
         if not text.strip():
-            raise CommandError("The log is empty.")
-        result = triage_log(text, top_k=opts["top_k"])
-        data = result_as_dict(result)
+            self.stderr.write("The log is empty.")
+            sys.exit(EXIT["error"])
+        url = os.environ.get("FIXBASE_URL", "")
+        data = self._remote(url, text, opts) if url and not opts["local"] else self._here(text, opts["top_k"])
         if opts["json"]:
             self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
-            return
+        else:
+            self._print(data)
+        sys.exit(EXIT.get(str(data.get("verdict")), EXIT["error"]))
+
+    def _here(self, text: str, top_k: int) -> dict[str, Any]:
+        from triage.presenters import result_as_dict
+        from triage.services import triage_log, triage_record
+
+        result = triage_log(text, top_k=top_k)
+        triage_record(result, "cli")
+        return result_as_dict(result)
+
+    def _remote(self, url: str, text: str, opts: dict[str, Any]) -> dict[str, Any]:
+        import urllib.error
+
+        from clients.fixbase_ci import ask, keep_what_matters
+
+        try:
+            return ask(
+                url, os.environ.get("FIXBASE_TOKEN", ""), keep_what_matters(text), {}, opts["top_k"], opts["timeout"]
+            )
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")[:500]
+            self.stderr.write(f"{url} answered {exc.code}: {detail}")
+        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
+            self.stderr.write(f"Could not ask {url}: {getattr(exc, 'reason', exc)} (--local triages here).")
+        sys.exit(EXIT["error"])
+
+    def _print(self, data: dict[str, Any]) -> None:
         sig = data["signature"]
         self.stdout.write(
             f"verdict: {data['verdict']}   root error: {sig['exception'] or sig['pattern'] or sig['kind']}: {sig['message'][:150]}"
@@ -45,4 +81,4 @@ class Command(BaseCommand):
         try:
             return Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            raise CommandError(f"Cannot read {path}: {exc}") from exc
+            raise CommandError(f"Cannot read {path}: {exc}", returncode=EXIT["error"]) from exc

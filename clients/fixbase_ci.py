@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Fixbase from CI or a launcher: post a failed job's log, print the known fix. Standard library only.
+
+    fixbase triage job.log                 # or - for stdin; FIXBASE_URL and FIXBASE_TOKEN from the environment
+    fixbase run -- torchrun train.py ...   # run the command; only if it fails, post its output
+
+It never breaks a pipeline: an unreachable, slow or failing Fixbase is reported and the exit code
+is 0 (`triage`) or the command's own (`run`). Exit codes of `triage`:
+  0  done (whatever the verdict), or Fixbase could not be asked
+  10 a known issue matched and --fail-on-match was given
+  N  a known infrastructure issue matched and --exit-code-on-known-infra N was given
+The markdown summary goes to stdout, and is appended to --summary FILE (default: $GITHUB_STEP_SUMMARY
+when it is set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections import deque
+from typing import Any
+
+MAX_BYTES = 1_500_000  # under the server's default 2 MB paste limit
+TAIL_LINES = 300
+CONTEXT_LINES = 30  # kept around every error line of a huge log
+ERROR_RE = re.compile(
+    r"Traceback \(most recent call last\)|^\s*\w*(Error|Exception|Interrupt)\b|\berror\b|FAILED|Killed|"
+    r"out of memory|Segmentation fault|core dumped|exit code|exitcode|NCCL WARN|timed? ?out",
+    re.IGNORECASE,
+)
+EXIT_ON_MATCH = 10
+INFRA_FRAMEWORKS = "nccl,ray,slurm,docker,kubernetes,network,storage,shell,cuda-driver"
+
+
+def keep_what_matters(text: str, max_bytes: int = MAX_BYTES) -> str:
+    """A huge log cut to fit: every error line with CONTEXT_LINES around it, plus the tail, in
+    order, with "[… N lines skipped …]" markers. A log under the limit is kept whole."""
+    if len(text.encode()) <= max_bytes:
+        return text
+    lines = text.splitlines()
+    keep = [False] * len(lines)
+    for i in range(max(0, len(lines) - TAIL_LINES), len(lines)):
+        keep[i] = True
+    for i, line in enumerate(lines):
+        if ERROR_RE.search(line):
+            for j in range(max(0, i - CONTEXT_LINES), min(len(lines), i + CONTEXT_LINES + 1)):
+                keep[j] = True
+    out: list[str] = []
+    skipped = 0
+    for line, k in zip(lines, keep, strict=True):
+        if k:
+            if skipped:
+                out.append(f"[… {skipped} lines skipped …]")
+                skipped = 0
+            out.append(line)
+        else:
+            skipped += 1
+    kept = "\n".join(out)
+    while len(kept.encode()) > max_bytes:  # still too big: the latest errors and the tail win
+        kept = kept[len(kept) // 4 :]
+        kept = kept[kept.find("\n") + 1 :]
+    return kept
+
+
+def ask(url: str, token: str, log: str, context: dict[str, str], top_k: int, timeout: float) -> dict[str, Any]:
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"{url!r} is not an http(s) URL")
+    body = json.dumps({"log": log, "top_k": top_k, "context": context}).encode()
+    req = urllib.request.Request(  # noqa: S310 - the scheme is checked above
+        url.rstrip("/") + "/api/v1/triage/",
+        data=body,
+        headers={"Content-Type": "application/json", "Authorization": f"Token {token}"},
+    )
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the user's own server
+        return dict(json.load(resp))
+
+
+def summary_markdown(answer: dict[str, Any], base_url: str) -> str:
+    sig = answer.get("signature", {})
+    root = f"{sig.get('exception') or sig.get('pattern') or sig.get('kind') or 'error'}: {sig.get('message', '')}"
+    lines = ["## Fixbase", "", f"**Root error:** `{root[:300]}`"]
+    if sig.get("root_lines"):
+        lines[-1] += f" (log lines {sig['root_lines'][0]}–{sig['root_lines'][1]})"
+    matches = answer.get("matches", [])
+    verdict = answer.get("verdict")
+    if verdict == "match" and matches:
+        top = matches[0]
+        lines += ["", f"### Known issue: [{top['title']}]({top['url']})", ""]
+        lines.append(top["remedy_markdown"].strip()[:3000] or "_Seen before — no fix recorded yet._")
+        rest = matches[1:]
+        if rest:
+            lines += ["", "Also similar: " + ", ".join(f"[{m['title'][:80]}]({m['url']})" for m in rest[:3])]
+    elif verdict == "possible" and matches:
+        lines += ["", "### Possibly related (not confirmed as the fix)", ""]
+        lines += [f"- [{m['title'][:120]}]({m['url']}) (score {m['score']:.2f})" for m in matches[:5]]
+    else:
+        lines += ["", f"### No known match — [add it to Fixbase]({base_url.rstrip('/')}/) once it is solved."]
+    return "\n".join(lines) + "\n"
+
+
+def is_infra(answer: dict[str, Any], infra: set[str]) -> bool:
+    matches = answer.get("matches", [])
+    if answer.get("verdict") != "match" or not matches:
+        return False
+    frameworks = {
+        str(matches[0].get("framework") or "").lower(),
+        str(answer.get("signature", {}).get("framework") or "").lower(),
+    }
+    return bool(frameworks & infra)
+
+
+def report(args: argparse.Namespace, log: str) -> int:
+    """Ask Fixbase about `log`, print and write the summary; the exit code `triage` documents."""
+    url = args.url or os.environ.get("FIXBASE_URL", "")
+    token = args.token or os.environ.get("FIXBASE_TOKEN", "")
+    if not url or not token:
+        print("fixbase: set FIXBASE_URL and FIXBASE_TOKEN (or --url/--token); not asked.", file=sys.stderr)
+        return 0
+    context = dict(kv.split("=", 1) for kv in args.context if "=" in kv)
+    try:
+        answer = ask(url, token, keep_what_matters(log), context, args.top_k, args.timeout)
+    except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        print(f"fixbase: could not ask {url} ({reason}); carrying on.", file=sys.stderr)
+        return 0
+    text = summary_markdown(answer, url)
+    print(text)
+    target = args.summary or os.environ.get("GITHUB_STEP_SUMMARY", "")
+    if target:
+        try:
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            print(f"fixbase: could not write the summary to {target}: {exc}", file=sys.stderr)
+    infra = {f.strip().lower() for f in args.infra.split(",") if f.strip()}
+    if args.exit_code_on_known_infra and is_infra(answer, infra):
+        return int(args.exit_code_on_known_infra)
+    if args.fail_on_match and answer.get("verdict") == "match":
+        return EXIT_ON_MATCH
+    return 0
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the command with its output passed through; keep its last MAX_BYTES; if it fails,
+    ask Fixbase. The exit code is always the command's own."""
+    if not args.command:
+        print("fixbase run: give the command after --", file=sys.stderr)
+        return 2
+    cmd = args.command[1:] if args.command[0] == "--" else args.command
+    kept: deque[str] = deque()
+    size = [0]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1, text=True, errors="replace"
+    )
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            kept.append(line)
+            size[0] += len(line)
+            while size[0] > 4 * MAX_BYTES and kept:
+                size[0] -= len(kept.popleft())
+
+    t = threading.Thread(target=pump, daemon=True)
+    t.start()
+    code = proc.wait()
+    t.join()
+    sys.stdout.flush()
+    if code != 0:
+        args.context = [*args.context, f"job={' '.join(cmd)[:200]}"]
+        report(args, "".join(kept))
+    return code
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="fixbase", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--url", help="Fixbase base URL (default $FIXBASE_URL)")
+    ap.add_argument("--token", help="API token (default $FIXBASE_TOKEN)")
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for an answer")
+    ap.add_argument("--top-k", type=int, default=3)
+    ap.add_argument(
+        "--context", action="append", default=[], metavar="KEY=VALUE", help="job, url, commit, framework, cluster"
+    )
+    ap.add_argument("--summary", help="append the markdown summary here (default $GITHUB_STEP_SUMMARY)")
+    ap.add_argument("--fail-on-match", action="store_true", help=f"exit {EXIT_ON_MATCH} when a known issue matched")
+    ap.add_argument(
+        "--exit-code-on-known-infra", type=int, metavar="N", help="exit N when the match is an infrastructure failure"
+    )
+    ap.add_argument("--infra", default=INFRA_FRAMEWORKS, help="frameworks counted as infrastructure")
+    sub = ap.add_subparsers(dest="action", required=True)
+    tri = sub.add_parser("triage", help="ask about a log file (- for stdin)")
+    tri.add_argument("file")
+    run = sub.add_parser("run", help="run a command; ask about its output if it fails")
+    run.add_argument("command", nargs=argparse.REMAINDER)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.action == "run":
+        return run_command(args)
+    try:
+        if args.file == "-":
+            log = sys.stdin.read()
+        else:
+            with open(args.file, encoding="utf-8", errors="replace") as fh:
+                log = fh.read()
+    except OSError as exc:
+        print(f"fixbase: cannot read {args.file}: {exc}; not asked.", file=sys.stderr)
+        return 0
+    if not log.strip():
+        print("fixbase: the log is empty; not asked.", file=sys.stderr)
+        return 0
+    return report(args, log)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The CI client against a live server: match, no match, unreachable, hanging, a 20 MB log, `run`."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest.services import document_process, document_submit_path
+from tests.conftest import ROOT
+from triage.models import TriageRecord
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+CLIENT = ROOT / "clients" / "fixbase_ci.py"
+SM120 = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+UNKNOWN = "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')\n"
+
+
+@pytest.fixture
+def server(live_server, viewer):  # type: ignore[no-untyped-def]
+    from triage.tokens import token_create
+
+    for path in sorted((ROOT / "samples").iterdir()):
+        document_process(document_submit_path(path).document.pk)
+    return live_server.url, token_create(viewer, "ci")[1]
+
+
+def client(url: str, token: str, *args: str, stdin: str | None = None, timeout: float = 60):  # type: ignore[no-untyped-def]
+    return subprocess.run(
+        [sys.executable, str(CLIENT), "--url", url, "--token", token, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_a_match_prints_the_fix_and_exits_0_or_10_when_asked(server, tmp_path):
+    url, token = server
+    summary = tmp_path / "summary.md"
+    out = client(url, token, "--summary", str(summary), "--context", "job=nightly", "triage", "-", stdin=SM120)
+    assert out.returncode == 0, out.stderr
+    assert "### Known issue" in out.stdout and "sm_120" in out.stdout and "/kb/entries/" in out.stdout
+    assert summary.read_text().startswith("## Fixbase")
+    assert TriageRecord.objects.get().context == {"job": "nightly"}
+    assert client(url, token, "--fail-on-match", "triage", "-", stdin=SM120).returncode == 10
+    assert (
+        client(url, token, "--exit-code-on-known-infra", "75", "--infra", "verl", "triage", "-", stdin=SM120).returncode
+        == 75
+    )
+
+
+def test_no_match_says_so_and_exits_0_even_with_fail_on_match(server):
+    url, token = server
+    out = client(url, token, "--fail-on-match", "triage", "-", stdin=UNKNOWN)
+    assert out.returncode == 0 and "No known match" in out.stdout
+
+
+def test_an_unreachable_server_never_fails_the_job(db):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once closed
+    out = client(f"http://127.0.0.1:{port}", "fb_x", "--fail-on-match", "triage", "-", stdin=SM120)
+    assert out.returncode == 0 and "could not ask" in out.stderr
+
+
+def test_a_server_that_hangs_is_given_up_on_within_the_timeout(db):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
+    start = time.monotonic()
+    out = client(f"http://127.0.0.1:{listener.getsockname()[1]}", "fb_x", "--timeout", "2", "triage", "-", stdin=SM120)
+    took = time.monotonic() - start
+    listener.close()
+    assert out.returncode == 0 and "could not ask" in out.stderr and took < 10
+
+
+def test_a_20_mb_log_is_cut_to_what_matters_and_answered(server, tmp_path):
+    url, token = server
+    log = tmp_path / "job.log"
+    noise = "INFO step {i} loss 0.{i:04d} reward 0.5 lr 1e-6 grad_norm 0.3 tokens/s 1234\n"
+    with open(log, "w") as fh:
+        i = 0
+        while fh.tell() < 20 * 1024 * 1024:
+            fh.write(noise.format(i=i % 10000))
+            i += 1
+        fh.write(SM120 + "CUDA kernel errors might be asynchronously reported at some other API call.\n")
+        fh.write(noise.format(i=1) * 50)
+    out = client(url, token, "triage", str(log))
+    assert out.returncode == 0, out.stderr
+    assert "### Known issue" in out.stdout
+    assert len(TriageRecord.objects.get().log) < 2 * 1024 * 1024
+
+
+def test_run_posts_only_when_the_command_fails_and_keeps_its_exit_code(server):
+    url, token = server
+    ok = client(url, token, "run", "--", sys.executable, "-c", "print('all good')")
+    assert ok.returncode == 0 and "all good" in ok.stdout and TriageRecord.objects.count() == 0
+    failing = f"import sys; print({SM120!r}); sys.exit(3)"
+    bad = client(url, token, "run", "--", sys.executable, "-c", failing)
+    assert bad.returncode == 3 and "no kernel image" in bad.stdout and "### Known issue" in bad.stdout
+    assert TriageRecord.objects.get().context["job"].startswith(sys.executable)
+
+
+def test_the_client_uses_the_standard_library_only():
+    source = Path(CLIENT).read_text()
+    imports = {line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))}
+    assert imports <= {
+        "__future__",
+        "argparse",
+        "json",
+        "os",
+        "re",
+        "subprocess",
+        "sys",
+        "threading",
+        "urllib",
+        "collections",
+        "typing",
+    }
+
+
+def test_manage_triage_asks_the_running_server_with_distinct_exit_codes(server, tmp_path):
+    import os
+
+    url, token = server
+    env = {**os.environ, "FIXBASE_URL": url, "FIXBASE_TOKEN": token, "FIXBASE_DATA_DIR": str(tmp_path)}
+
+    def manage(stdin: str, **extra: str):  # type: ignore[no-untyped-def]
+        return subprocess.run(
+            [sys.executable, "manage.py", "triage", "-"],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**env, **extra},
+            timeout=60,
+        )
+
+    start = time.monotonic()
+    match = manage(SM120)
+    assert match.returncode == 0 and match.stdout.startswith("verdict: match"), match.stderr
+    assert time.monotonic() - start < 8  # the server answered: no model loaded here
+    assert manage(UNKNOWN).returncode == 1
+    assert manage(SM120, FIXBASE_URL="http://127.0.0.1:1").returncode == 2
+    assert TriageRecord.objects.filter(source="api").count() == 2
