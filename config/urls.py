@@ -38,3 +38,6 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
 ]
+
+handler404 = "config.views.not_found"
+handler500 = "config.views.server_error"
