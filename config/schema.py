@@ -58,7 +58,7 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for path, ops in result.get("paths", {}).items():
-        for method, op in ops.items():
+        for op in ops.values():
             responses = op.setdefault("responses", {})
             for code, text in ERRORS.items():
                 if code in responses and "content" in responses[code]:
