@@ -175,7 +175,8 @@ def run_command(args: argparse.Namespace) -> int:
     t.join()
     sys.stdout.flush()
     if code != 0:
-        args.context = [*args.context, f"job={' '.join(cmd)[:200]}"]
+        if not any(kv.startswith("job=") for kv in args.context):
+            args.context = [*args.context, f"job={' '.join(cmd)[:200]}"]
         report(args, "".join(kept))
     return code
 

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
+from django.http import FileResponse, HttpRequest
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -9,6 +11,8 @@ import config.schema  # noqa: F401 - registers the token scheme with drf-spectac
 from ingest.api import DocumentDetailApi, DocumentUploadApi
 from kb.api import EntryDetailApi, EntryListApi, EntryMergeApi
 from triage.api import FeedbackApi, HealthApi, TriageApi, TriageRecordApi
+
+CLIENT = settings.BASE_DIR / "clients" / "fixbase_ci.py"
 
 
 def api(view):  # type: ignore[no-untyped-def]
@@ -30,7 +34,15 @@ api_v1 = [
     path("docs/", login_not_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
 ]
 
+
+@login_not_required
+def client_script(request: HttpRequest) -> FileResponse:
+    """The CI client, for pipelines to fetch from the server they talk to (see clients/examples)."""
+    return FileResponse(open(CLIENT, "rb"), content_type="text/x-python", filename="fixbase_ci.py")
+
+
 urlpatterns = [
+    path("client/fixbase_ci.py", client_script, name="client-script"),
     path("", include("triage.urls")),
     path("kb/", include("kb.urls")),
     path("upload/", include("ingest.urls")),
