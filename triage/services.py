@@ -245,11 +245,27 @@ def trends(days: int = 30) -> dict[str, object]:
     )
     for u in unmatched:
         u["entry_id"] = known.get(u["fingerprint"])
+    # Which jobs hit each known issue (CI hooks send their job name): the latest few.
+    jobs: dict[int, list[str]] = {}
+    for entry_id, context in (
+        recent.filter(verdict="match", top_entry_id__in=list(titles))
+        .order_by("-created_at")
+        .values_list("top_entry_id", "context")[:2000]
+    ):
+        job = str((context or {}).get("job", ""))
+        seen = jobs.setdefault(int(entry_id or 0), [])
+        if job and job not in seen and len(seen) < 5:
+            seen.append(job)
     return {
         "days": days,
         "total": recent.count(),
         "matched": [
-            {"entry_id": c["top_entry_id"], "title": titles[c["top_entry_id"]], "n": c["n"]}
+            {
+                "entry_id": c["top_entry_id"],
+                "title": titles[c["top_entry_id"]],
+                "n": c["n"],
+                "jobs": jobs.get(c["top_entry_id"], []),
+            }
             for c in counts
             if c["top_entry_id"] in titles
         ],

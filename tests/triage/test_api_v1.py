@@ -112,7 +112,7 @@ def test_the_same_failure_from_two_jobs_shows_twice_in_history_and_trends(kb, ci
     assert history["count"] == 2 and {r["context"]["job"] for r in history["results"]} == {"job-a", "job-b"}
     assert ci.get("/api/v1/triage/?job=job-a").json()["count"] == 1
     page = editor_client.get("/trends/").content.decode()
-    assert "<td>2</td>" in page and "no kernel image" in page
+    assert "<td>2</td>" in page and "no kernel image" in page and "job-b, job-a" in page
 
 
 def test_logs_posted_by_ci_are_redacted_before_they_are_stored(kb, ci):
