@@ -3,6 +3,7 @@
 A *run* is one knowledge base plus the query sets asked against it:
   dev    = ../shared/bench/dev/corpus + ../shared/samples,      queries dev, dev-long
   train  = ../shared/bench/train/corpus + dev/corpus + samples, queries train, train-long
+  pack   = the starter pack alone,                               queries its second reports
 (the same corpora `../shared/bench/run_bench.py` ingests). Every query is triaged with every
 candidate kept, so fitting and grouped cross-validation can re-rank offline.
 """
@@ -83,25 +84,36 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
     from triage.services import triage_log
     from triage.snapshot import get_snapshot
 
-    dirs, span_files, query_files = RUNS[run]
     _reset_kb()
-    for d in dirs:
-        call_command("ingest", str(d), stdout=io.StringIO())
-    spans = _spans(span_files)
-    # An entry is right for a problem when one of its sources overlaps that problem's span and
-    # no other problem's (run_bench.py's rule); it stands for every problem any source overlaps.
     source_problems: dict[int, list[frozenset[str]]] = {}
-    for occ in Occurrence.objects.values("entry_id", "filename", "line_start", "line_end"):
-        hits = frozenset(
-            p
-            for s, e, p in spans.get(Path(occ["filename"]).name, ())
-            if s <= occ["line_end"] and occ["line_start"] <= e
-        )
-        source_problems.setdefault(occ["entry_id"], []).append(hits)
+    if run == "pack":
+        # The starter pack alone; its second reports are the queries, each right for its entry.
+        from kb.models import Entry
+        from kb.pack import pack_load, pack_reports
+
+        pack_load()
+        for pk, pack_id in Entry.objects.filter(origin="pack").values_list("pk", "pack_id"):
+            source_problems[pk] = [frozenset({f"pack:{pack_id}"})]
+        query_sets = [("pack", [{**q, "case": f"pack:{q['case']}"} for q in pack_reports()])]
+    else:
+        dirs, span_files, query_files = RUNS[run]
+        for d in dirs:
+            call_command("ingest", str(d), stdout=io.StringIO())
+        spans = _spans(span_files)
+        # An entry is right for a problem when one of its sources overlaps that problem's span
+        # and no other problem's (run_bench.py's rule); it stands for every problem any source
+        # overlaps.
+        for occ in Occurrence.objects.values("entry_id", "filename", "line_start", "line_end"):
+            hits = frozenset(
+                p
+                for s, e, p in spans.get(Path(occ["filename"]).name, ())
+                if s <= occ["line_end"] and occ["line_start"] <= e
+            )
+            source_problems.setdefault(occ["entry_id"], []).append(hits)
+        query_sets = [(name, [json.loads(line) for line in qf.read_text().splitlines()]) for name, qf in query_files]
     out: list[QueryTable] = []
-    for set_name, qfile in query_files:
-        for line in qfile.read_text().splitlines():
-            q = json.loads(line)
+    for set_name, queries in query_sets:
+        for q in queries:
             start = time.perf_counter()
             res = triage_log(q["log"], top_k=1000, min_score=0.0)
             ms = (time.perf_counter() - start) * 1000

@@ -34,7 +34,7 @@ from triage.ranking import ANSWER_FEATURES, FEATURES, answer_features
 # Collected per candidate: the candidate model's features, then what only the answer model reads.
 COLUMNS = FEATURES + tuple(k for k in ANSWER_FEATURES if k not in FEATURES and k not in ("logit_top", "gap"))
 
-SETS = ("dev", "dev-long", "train", "train-long")
+SETS = ("dev", "dev-long", "train", "train-long", "pack")
 MAX_SHOWN = 5
 UNKNOWN_WEIGHT = 1.0
 FLOOR_LOSS = 0.02  # the floor may hide the right entry from at most this share of known queries
@@ -320,19 +320,28 @@ def main() -> None:
     ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--show", action="store_true", help="print every wrong answer")
     ap.add_argument("--curve", action="store_true", help="print the precision-coverage curve of the CV scores")
+    ap.add_argument(
+        "--pack",
+        action="store_true",
+        help="also the starter pack's second reports (KB: the pack alone) in fitting and CV",
+    )
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:
         from triage.ranking import WEIGHTS_PATH
 
-        tables = load_tables(args.cache, COLUMNS)
+        tables = load_tables(args.cache, COLUMNS, args.pack)
         cols = [i for i, f in enumerate(FEATURES) if f not in args.drop]
         outs = grouped_cv(tables, cols, args.C, args.folds)
         print(
             f"grouped {args.folds}-fold CV by problem, commit {commit()}, "
             f"{len(tables)} queries on {len({t.problem for t in tables})} problems"
         )
-        print_table([report(s, [o for o in outs if o.table.set_name == s]) for s in SETS] + [report("all", outs)])
+        present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
+        rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]
+        if "pack" in present:
+            rows.append(report("all but pack", [o for o in outs if o.table.set_name != "pack"]))
+        print_table(rows)
         if args.curve:
             precision_coverage(outs)
         if args.show:
@@ -345,13 +354,13 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load_tables(cache: str | None, features: tuple[str, ...]) -> list[QueryTable]:
+def load_tables(cache: str | None, features: tuple[str, ...], with_pack: bool = False) -> list[QueryTable]:
     import pickle
 
     if cache and Path(cache).exists():
         with open(cache, "rb") as fh:
             return pickle.load(fh)  # noqa: S301 - a file this script wrote
-    tables = collect("dev", features) + collect("train", features)
+    tables = collect("dev", features) + collect("train", features) + (collect("pack", features) if with_pack else [])
     if cache:
         with open(cache, "wb") as fh:
             pickle.dump(tables, fh)

@@ -125,7 +125,10 @@ def main() -> None:
         for name, feature in runs.items():
             outs = grouped_cv(tables, cols, 1.0, args.folds, feature)
             print(f"{name}:")
-            print_table([report(s, [o for o in outs if o.table.set_name == s]) for s in SETS] + [report("all", outs)])
+            present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
+            print_table(
+                [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -15,6 +15,13 @@ TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?
 PREFIX_RES = (
     # CI runners' timestamps (GitHub Actions "2026-07-30T10:35:18.6494363Z ", Jenkins "[2026-07-30T10:35:18.649Z] ").
     re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\]?\s"),
+    # Buildkite's inline timestamps ("_bk;t=1690000000000\x07").
+    re.compile(r"^_bk;t=\d+\x07?"),
+    # CI markers, kept as the line's level: GitHub Actions "##[error]", "::error file=a.py,line=3::",
+    # GitLab's "section_start:1690000000:step_script" (its text follows after a carriage return).
+    re.compile(r"^##\[(?P<level>error|warning|notice|debug|group|endgroup|command|section)\]", re.I),
+    re.compile(r"^::(?P<level>error|warning|notice|debug|group|endgroup)(?:\s[^:]{0,300})?::"),
+    re.compile(r"^section_(?:start|end):\d+:[\w.\-]+(?:\[[^\]]*\])?"),
     # Any short bracketed tag ending in a colon: [rank0]:, [rankx]:, [default0]:, [worker-3]:.
     re.compile(r"^\[[\w.\-]{1,30}\]:\s?"),
     re.compile(r"^\((?:[\w.\-]+\s+)?(?:[\w.\-]+=[^\s,)]+[,\s]+)*pid=\d+[^)]{0,80}\)\s?"),
@@ -63,9 +70,69 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # host's OOM killer.
     ("killed_by_signal", re.compile(r"\bSIGKILL\b|\bSignal 9\b|exitcode\s*:\s*-9\b|^\s*Killed\s*$")),
     ("watchdog_timeout", re.compile(r"Watchdog caught collective operation timeout", re.I)),
+    # CI: a test that failed, named by its id (pytest's short summary, unittest's header), a test
+    # killed by a timeout, the runner cancelling or timing out the job.
+    (
+        "test_failed",
+        re.compile(r"^(?:FAILED|ERROR) (?:\[[\d.]+m?s\] )?(?P<test>[\w./\-]+\.py::\S+)(?: - (?P<msg>.*))?$"),
+    ),
+    ("test_failed", re.compile(r"^(?:FAIL|ERROR): (?P<test>test\w*) \((?P<cls>[\w.]+)\)")),
+    ("test_timeout", re.compile(r"^(?:E\s+)?Failed: Timeout >|^\+{5,} Timeout \+{5,}")),
+    (
+        "ci_cancelled",
+        re.compile(
+            r"The operation was canceled|has exceeded the maximum execution time|"
+            r"The runner has received a shutdown signal|execution took longer than \S+ seconds"
+        ),
+    ),
+    ("cmake_error", re.compile(r"^CMake Error(?: at \S+)?")),
+    # CI: checkout, container registry, cloud credentials, API rate limits.
+    (
+        "git_error",
+        re.compile(
+            r"^fatal: (?:couldn't find remote ref|reference is not a tree|repository '[^']+' not found|"
+            r"unable to access|could not read (?:Username|Password)|Authentication failed|remote error)"
+            r"|^error: pathspec '[^']+' did not match|^error: failed to push some refs"
+        ),
+    ),
+    (
+        "registry_error",
+        re.compile(
+            r"manifest unknown|manifest for \S+ not found|pull access denied|toomanyrequests:|"
+            r"denied: requested access to the resource is denied"
+        ),
+    ),
+    (
+        "credentials_error",
+        re.compile(
+            r"Unable to locate credentials|NoCredentialsError|ExpiredToken|InvalidAccessKeyId|SignatureDoesNotMatch|"
+            r"security token included in the request is (?:invalid|expired)"
+        ),
+    ),
+    ("rate_limited", re.compile(r"API rate limit exceeded|secondary rate limit|429 Too Many Requests", re.I)),
+    # A linter's diagnostic: "path.py:12:5: F401 `os` imported but unused".
+    ("lint_error", re.compile(r"^\S{1,300}\.(?:py|pyi):\d+:\d+: [A-Z]{1,3}\d{2,4}\b")),
+    # What a build tool or a CI step says after the real error: never the cause itself.
+    (
+        "build_failed",
+        re.compile(
+            r"ninja: build stopped|make(?:\[\d+\])?: \*\*\* \S.* Error \d+|error: subprocess-exited-with-error|"
+            r"ERROR: Failed building wheel for|Failed to build installable wheels|Error (?:compiling objects for|building) extension"
+        ),
+    ),
+    (
+        "exit_code",
+        re.compile(
+            r"Process completed with exit code \d+|ERROR: Job failed: exit code \d+|script returned exit code \d+|"
+            r"exited with (?:code|status) \d+|^FAILED \((?:failures|errors)=\d+|^=+ .*\b\d+ (?:failed|error)s?\b.* in [\d.]+s"
+        ),
+    ),
     ("dependency_conflict", re.compile(r"\brequires \S{1,300}, but you have\b")),
     # gcc/clang/nvcc diagnostics: "main.c:5:10: fatal error: Python.h: No such file or directory".
-    ("compiler_error", re.compile(r"\S{1,300}?:\d+(?::\d+)?: (?:fatal )?error: ")),
+    (
+        "compiler_error",
+        re.compile(r"\S{1,300}?:\d+(?::\d+)?: (?:fatal )?error: |\S{1,300}?\(\d+\): (?:fatal )?error C\d{4}:"),
+    ),
     ("cuda_error", re.compile(r"\bCUDA error\b|\bcudaError\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),
     ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),
     (
@@ -83,6 +150,8 @@ SHELL_LINE_RE = re.compile(r"^(?:\+ |\$ |# |\(\w+\) \S+@|\S+@\S+:.*[#$] )")
 HTTP_ERROR_RE = re.compile(r'"(?:GET|POST|PUT|DELETE|PATCH) \S+ HTTP/[\d.]+" (?P<status>[45]\d\d)\b')
 
 SYMPTOM_RES = (
+    re.compile(r"returned non-zero exit status \d+"),
+    re.compile(r"Error (?:compiling objects for|building) extension"),
     re.compile(r"Server \d+ failed: 5\d\d"),
     re.compile(r"Exception in ASGI application"),
     re.compile(r"Method execution failed"),

@@ -325,6 +325,8 @@ class _Scanner:
             s = t.strip()
             if not s or self.levels[self.logical[j][0]] in ("INFO", "DEBUG"):
                 break  # a logger's INFO line (its prefix taken off) is not part of the message
+            if self.levels[self.logical[j][0]].lower() in CI_MARKS or s.startswith(("error:", "ERROR:", "note:")):
+                break  # a CI runner's marker line, or a tool's next diagnostic
             if re.match(r"""^['"][\w./\-]+['"]\s*:""", s):
                 break  # a line of a printed config
             if (
@@ -421,7 +423,8 @@ class _Scanner:
         if http:
             self._add_error_line(i, "http_error", s)
             return i + 1
-        quiet = self.levels[self.logical[i][0]] in ("INFO", "DEBUG", "WARNING") or bool(QUIET_LINE_RE.match(s))
+        level = self.levels[self.logical[i][0]]
+        quiet = level in ("INFO", "DEBUG", "WARNING") or level in CI_QUIET or bool(QUIET_LINE_RE.match(s))
         if quiet or CODE_LINE_RE.match(t):
             return i + 1
         am = ARGPARSE_RE.match(s)
@@ -429,11 +432,15 @@ class _Scanner:
             self._add_error_line(i, "argparse_error", s)
             return i + 1
         for name, rx in ERROR_LINE_PATTERNS:
-            if rx.search(t):
+            m = rx.search(t)
+            if m:
                 if name == "log_error" and re.search(r"\b(?:0 errors?|no errors?|errors?=0)\b", t, re.I):
                     continue
-                self._add_error_line(i, name, s)
+                self._add_error_line(i, name, s, identity(name, m, s))
                 return i + 1
+        if level == "error":  # the CI runner marked it ("##[error]…", "::error::…")
+            self._add_error_line(i, "ci_error", s)
+            return i + 1
         if re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s) or re.search(r"\bWARN(?:ING)?\b", s[:40]):
             self.blocks.append(
                 ErrorBlock(
@@ -496,17 +503,17 @@ class _Scanner:
         )
         return max(end, i + 1)
 
-    def _add_error_line(self, i: int, pattern: str, text: str) -> None:
+    def _add_error_line(self, i: int, pattern: str, text: str, message: str = "") -> None:
         self.blocks.append(
             ErrorBlock(
                 kind="error_line",
                 exc_type="",
-                message=text,
+                message=message or text,
                 frames=(),
                 line_start=self.lineno(i),
                 line_end=self.lineno(i),
                 pattern=pattern,
-                symptom=_is_symptom(text) or pattern in ("http_error", "log_error", "error_phrase"),
+                symptom=_is_symptom(text) or pattern in SYMPTOM_PATTERNS,
                 prefix=self.logical[i][2],
             )
         )
@@ -535,6 +542,31 @@ class _Scanner:
                 prefix=self.logical[i][2],
             )
         )
+
+
+def identity(pattern: str, m: re.Match[str], text: str) -> str:
+    """What names the same failure next time, for the kinds where the whole line would not: a
+    test by its id (its path kept as a dotted module, so masking does not erase it), a compiler
+    diagnostic without the build machine's directories and the line and column."""
+    groups = m.groupdict()
+    if pattern == "test_failed" and groups.get("test"):
+        test = groups["test"].replace("/", ".")
+        if groups.get("cls"):
+            test = f"{groups['cls']}.{test}"
+        msg = (groups.get("msg") or "").strip()
+        return f"{test} - {msg}" if msg else test
+    if pattern == "compiler_error":
+        return re.sub(r"^\S*?([^/\\\s]+?)(?::\d+(?::\d+)?|\(\d+\)): ", r"\1: ", text)
+    return ""
+
+
+# Line levels set by CI markers (GitHub Actions' "##[group]", "::error::"...): lowercase.
+CI_MARKS = frozenset({"error", "warning", "notice", "debug", "group", "endgroup", "command", "section"})
+CI_QUIET = frozenset({"notice", "debug", "group", "endgroup", "command", "section"})
+
+# Error lines that report that something else failed: a step's exit code, a build tool giving up,
+# a generic log error. They rank below the error that explains them.
+SYMPTOM_PATTERNS = frozenset({"http_error", "log_error", "error_phrase", "build_failed", "exit_code"})
 
 
 def line_may_start_failure(raw: str) -> bool:

@@ -30,6 +30,13 @@ class Entry(models.Model):
     remedy_markdown = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Where the knowledge came from: the team's own documents and edits, or the starter pack.
+    origin = models.CharField(max_length=10, default="team", db_index=True)
+    pack_id = models.CharField(max_length=100, null=True, blank=True, unique=True)
+    pack_version = models.PositiveIntegerField(default=0)
+    pack_hash = models.CharField(max_length=40, blank=True, help_text="Title and remedy as the pack last wrote them.")
+    references = models.JSONField(default=list, blank=True)
+    pack_meta = models.JSONField(default=dict, blank=True, help_text="frameworks, versions, category, checked.")
     # A merged entry is kept (hidden) so the merge can be undone.
     merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
@@ -49,6 +56,10 @@ class Entry(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("kb:entry", args=[self.pk])
+
+    @property
+    def from_pack(self) -> bool:
+        return self.origin == "pack"
 
     @property
     def needs_fix(self) -> bool:

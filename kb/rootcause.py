@@ -24,6 +24,16 @@ SPECIFIC_ERROR_LINES = frozenset(
         "dependency_conflict",
         "argparse_error",
         "compiler_error",
+        "test_failed",
+        "test_timeout",
+        "ci_cancelled",
+        "cmake_error",
+        "git_error",
+        "registry_error",
+        "credentials_error",
+        "rate_limited",
+        "lint_error",
+        "ci_error",
     }
 )
 

@@ -39,6 +39,8 @@ class EntryRecord:
     remedy_markdown: str
     sources: tuple[SourceRef, ...]
     updated_at: datetime | None = None  # when the entry last changed (its tokens are cached by it)
+    origin: str = "team"  # "team" or "pack" (the starter pack)
+    references: tuple[str, ...] = ()
 
 
 def kb_version() -> int:
@@ -75,6 +77,8 @@ def entry_records(after_pk: int | None = None, pks: Iterable[int] | None = None)
         "problem_excerpt",
         "remedy_markdown",
         "updated_at",
+        "origin",
+        "references",
     )
     out: list[EntryRecord] = []
     for row in entries.values_list(*fields):
@@ -96,6 +100,8 @@ def entry_records(after_pk: int | None = None, pks: Iterable[int] | None = None)
                 remedy_markdown=e["remedy_markdown"],
                 sources=tuple(sources.get(e["pk"], ())),
                 updated_at=e["updated_at"],
+                origin=e["origin"],
+                references=tuple(e["references"] or ()),
             )
         )
     return out

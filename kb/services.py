@@ -94,7 +94,7 @@ def _entries_by_fingerprint(prepared: list[Prepared]) -> dict[tuple[str, str, st
     fps = sorted({p.sig.fingerprint for p in prepared if p.sig.kind != "text" and p.sig.message})
     out: dict[tuple[str, str, str], list[Entry]] = {}
     for k in range(0, len(fps), BATCH):
-        for e in Entry.objects.filter(fingerprint__in=fps[k : k + BATCH]).order_by("pk"):
+        for e in Entry.objects.filter(fingerprint__in=fps[k : k + BATCH]).exclude(origin="pack").order_by("pk"):
             out.setdefault((e.fingerprint, e.exc_type, e.pattern), []).append(e)
     return out
 
@@ -153,6 +153,49 @@ def entries_ingest(items: list[NewEntry]) -> IngestOutcome:
         # vector whose entry does not exist is ignored by triage (and dropped by rebuild_index).
         _index_add([e.pk for e in created], np.vstack([v for _, v in new_entries]))
     return IngestOutcome(tuple(e.pk for e in created), tuple(dict.fromkeys(grouped)), len(created))
+
+
+def entries_create_separate(items: list[NewEntry]) -> list[Entry]:
+    """One new entry per item, never grouped with another (the starter pack's entries stay
+    apart from each other and from the team's)."""
+    prepared = entries_prepare(items)
+    embedder = get_embedder()
+    vectors = embedder.encode([p.text for p in prepared]) if prepared else np.zeros((0, embedder.dim), np.float32)
+    with transaction.atomic():
+        kb_version_bump()
+        entries = [_entry_new(p) for p in prepared]
+        Entry.objects.bulk_create(entries, batch_size=BATCH)
+        Embedding.objects.bulk_create(
+            [_embedding_new(e, v) for e, v in zip(entries, vectors, strict=True)], batch_size=BATCH
+        )
+        Occurrence.objects.bulk_create(
+            [_occurrence_new(e, p.item) for e, p in zip(entries, prepared, strict=True)], batch_size=BATCH
+        )
+    if entries:
+        _index_add([e.pk for e in entries], vectors)
+    return entries
+
+
+def entry_problem_replace(entry: Entry, log: str) -> None:
+    """A new problem text for an entry (the pack changed its report): new signature and vector."""
+    p = entries_prepare([NewEntry(entry.title, log, entry.remedy_markdown, "", None, 1, 1, 1, 1)])[0]
+    fresh = _entry_new(p)
+    for field in (
+        "problem_excerpt",
+        "exc_type",
+        "message",
+        "raw_message",
+        "frames",
+        "context",
+        "kind",
+        "pattern",
+        "framework",
+        "fingerprint",
+        "signature_text",
+    ):
+        setattr(entry, field, getattr(fresh, field))
+    entry.save()
+    entries_embed([entry.pk])
 
 
 def _entry_new(p: Prepared) -> Entry:

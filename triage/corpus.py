@@ -31,6 +31,7 @@ class Doc:
     ctx_tokens: tuple[str, ...]
     text_tokens: tuple[str, ...]
     family: tuple[str, frozenset[str]] | None = None
+    origin: str = "team"
 
 
 class Corpus:

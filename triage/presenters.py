@@ -45,6 +45,8 @@ def result_as_dict(result: TriageResult, absolute: Callable[[str], str] = lambda
                 "remedy_markdown": m.remedy_markdown,
                 "needs_fix": not m.remedy_markdown.strip(),
                 "framework": m.framework,
+                "origin": m.origin,
+                "references": list(m.references),
                 "url": absolute(reverse("kb:entry", args=[m.entry_id])),
                 "sources": [
                     {"filename": s.filename, "line_start": s.line_start, "line_end": s.line_end} for s in m.sources

@@ -308,5 +308,24 @@ def rank_candidates(
             feats["rule_factor"] = FAMILY_CONFLICT_FACTOR
             score *= FAMILY_CONFLICT_FACTOR
         out.append(Candidate(doc_id=doc.id, features=feats, score=score))
-    out.sort(key=lambda c: (-c.score, c.doc_id))
+    out = team_before_pack(out, corpus)
+    out.sort(key=lambda c: (-c.score, corpus.docs[c.doc_id].origin == "pack", c.doc_id))
+    return out
+
+
+def team_before_pack(cands: list[Candidate], corpus: Corpus) -> list[Candidate]:
+    """A starter-pack entry never outranks a team entry of the same failure (same fingerprint):
+    the team's own words about its own setup come first; the pack's stays listed below."""
+    best_team: dict[str, float] = {}
+    for c in cands:
+        doc = corpus.docs[c.doc_id]
+        if doc.origin != "pack":
+            best_team[doc.fingerprint] = max(best_team.get(doc.fingerprint, 0.0), c.score)
+    out = []
+    for c in cands:
+        doc = corpus.docs[c.doc_id]
+        team = best_team.get(doc.fingerprint)
+        if doc.origin == "pack" and team is not None and c.score >= team:
+            c = Candidate(doc_id=c.doc_id, features={**c.features, "below_team": 1.0}, score=team * 0.99)
+        out.append(c)
     return out

@@ -43,6 +43,8 @@ class Match:
     explanation: Explanation
     features: dict[str, float] = field(default_factory=dict)
     framework: str = ""
+    origin: str = "team"
+    references: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,8 @@ def _match(
         explanation=explain_match(query, snap.corpus.docs[entry_id], snap.corpus, feats, choice.root, text),
         features={k: round(v, 4) for k, v in feats.items()},
         framework=rec.framework,
+        origin=rec.origin,
+        references=rec.references,
     )
 
 

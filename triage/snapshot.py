@@ -71,6 +71,7 @@ def doc_of(rec: EntryRecord) -> Doc:
         ctx_tokens=ctx,
         text_tokens=text,
         family=error_family(rec.message),
+        origin=rec.origin,
     )
 
 
