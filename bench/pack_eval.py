@@ -34,9 +34,14 @@ def main() -> None:
         ids = dict(Entry.objects.filter(origin="pack").values_list("pack_id", "pk"))
         entries = pack_entries()
         own_hits = 0
+        by_pk = {pk: pid for pid, pk in ids.items()}
         for p in entries:
             res = triage_log(p.reports[0][0])
-            own_hits += bool(res.matches) and res.matches[0].entry_id == ids[p.id]
+            own = bool(res.matches) and res.matches[0].entry_id == ids[p.id]
+            own_hits += own
+            if args.show and not own:
+                got = by_pk.get(res.matches[0].entry_id) if res.matches else None
+                print(f"  own report of {p.id} answered by {got} ({res.verdict})")
         reports = pack_reports()
         hit1 = hit5 = 0
         verdicts: dict[str, int] = {"match": 0, "possible": 0, "no_match": 0}

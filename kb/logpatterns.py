@@ -86,6 +86,11 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("cmake_error", re.compile(r"^CMake Error(?: at \S+)?")),
+    # The linker's own diagnostic ("/usr/bin/ld: cannot find -lcuda", "undefined reference to `f'").
+    (
+        "linker_error",
+        re.compile(r"\bld(?:\.\w+)?: (?:cannot find -l\S+|cannot find \S+|error: )|undefined reference to `"),
+    ),
     # CI: checkout, container registry, cloud credentials, API rate limits.
     (
         "git_error",
@@ -116,7 +121,7 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "build_failed",
         re.compile(
-            r"ninja: build stopped|make(?:\[\d+\])?: \*\*\* \S.* Error \d+|error: subprocess-exited-with-error|"
+            r"ninja: build stopped|make(?:\[\d+\])?: \*\*\* \S.* Error \d+|collect2: error: ld returned \d+ exit status|"
             r"ERROR: Failed building wheel for|Failed to build installable wheels|Error (?:compiling objects for|building) extension"
         ),
     ),

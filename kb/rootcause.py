@@ -34,6 +34,7 @@ SPECIFIC_ERROR_LINES = frozenset(
         "rate_limited",
         "lint_error",
         "ci_error",
+        "linker_error",
     }
 )
 

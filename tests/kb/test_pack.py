@@ -103,3 +103,19 @@ def test_the_shipped_pack_is_valid_and_large_enough():
     entries = pack_entries()
     assert len(entries) >= 200 and sum(len(e.reports) > 1 for e in entries) >= 100
     assert all(e.references for e in entries)
+
+
+@pytest.mark.skipif(not list((PACK_DIR / "entries").glob("*.json")), reason="no starter pack yet")
+def test_the_shipped_pack_answers_its_own_reports_and_other_users_reports(db):
+    pack_load()
+    ids = dict(Entry.objects.filter(origin="pack").values_list("pack_id", "pk"))
+    own = [p.id for p in pack_entries() if (m := triage_log(p.reports[0][0]).matches) and m[0].entry_id == ids[p.id]]
+    assert len(own) == len(ids), sorted(set(ids) - set(own))  # self-consistency
+    reports = pack_reports()
+    answers = [triage_log(r["log"]) for r in reports]
+    hit1 = sum(
+        bool(a.matches) and a.matches[0].entry_id == ids[r["case"]] for a, r in zip(answers, reports, strict=True)
+    )
+    no_match = sum(a.verdict == "no_match" for a in answers)
+    print(f"second reports: Hit@1 {hit1 / len(reports):.3f}, no_match {no_match / len(reports):.3f}")
+    assert hit1 / len(reports) >= 0.85 and no_match / len(reports) <= 0.10
