@@ -253,6 +253,18 @@ def precision_coverage(outs: Sequence[Outcome]) -> None:
         print(f"| {t:.2f} | {good / max(1, len(answered)):.3f} | {cov:.3f} | {abst:.3f} |")
 
 
+def print_ci_log_agreement() -> None:
+    """The root error against the marked failing line of the project's real CI logs (issue 12)."""
+    from kb.signature import signature_from_text
+
+    cases = json.loads((ROOT / "tests" / "data" / "ci_logs" / "cases.json").read_text(encoding="utf-8"))
+    hits = 0
+    for case in cases:
+        root = signature_from_text(case["log"])[1].root
+        hits += root is not None and root.line_start <= case["failing_line"] <= root.line_end
+    print(f"CI-log suite (tests/data/ci_logs): root error on the marked line in {hits}/{len(cases)}")
+
+
 def commit() -> str:
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     dirty = subprocess.run(
@@ -342,6 +354,7 @@ def main() -> None:
         if "pack" in present:
             rows.append(report("all but pack", [o for o in outs if o.table.set_name != "pack"]))
         print_table(rows)
+        print_ci_log_agreement()
         if args.curve:
             precision_coverage(outs)
         if args.show:

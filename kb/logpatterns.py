@@ -32,6 +32,8 @@ PREFIX_RES = (
     re.compile(r"^`(?!``)"),
     re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),
     re.compile(r"^[\w.-]+:\d+:\d+ \[\d+\] "),
+    # pytest's marker before the lines of a failure's explanation ("E       RuntimeError: …").
+    re.compile(r"^E {3,}(?=\S)"),
 )
 
 FRAME_RE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*$')
@@ -68,7 +70,12 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("segfault", re.compile(r"\b(?:Segmentation fault|Bus error|core dumped|SIGSEGV|SIGBUS|SIGABRT)\b")),
     # torchrun's "exitcode : -9", "Signal 9 (SIGKILL) received", a shell's bare "Killed": usually the
     # host's OOM killer.
-    ("killed_by_signal", re.compile(r"\bSIGKILL\b|\bSignal 9\b|exitcode\s*:\s*-9\b|^\s*Killed\s*$")),
+    (
+        "killed_by_signal",
+        re.compile(r"\bSIGKILL\b|\bSignal 9\b|exitcode\s*:\s*-9\b|^\s*Killed\s*$|\b\d+ Killed\s{2,}\S"),
+    ),
+    # AMD GPUs (ROCm): the runtime's report of a GPU fault or hang.
+    ("gpu_fault", re.compile(r"HW Exception by GPU|Memory access fault by GPU|reason\s*:\s*GPU Hang")),
     ("watchdog_timeout", re.compile(r"Watchdog caught collective operation timeout", re.I)),
     # CI: a test that failed, named by its id (pytest's short summary, unittest's header), a test
     # killed by a timeout, the runner cancelling or timing out the job.
@@ -76,7 +83,9 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "test_failed",
         re.compile(r"^(?:FAILED|ERROR) (?:\[[\d.]+m?s\] )?(?P<test>[\w./\-]+\.py::\S+)(?: - (?P<msg>.*))?$"),
     ),
-    ("test_failed", re.compile(r"^(?:FAIL|ERROR): (?P<test>test\w*) \((?P<cls>[\w.]+)\)")),
+    ("test_failed", re.compile(r"^(?:FAIL|ERROR)(?: \[[\d.]+m?s\])?: (?P<test>test\w*) \((?P<cls>[\w.]+)\)")),
+    # automake / make-check style: "FAIL: tests/test_x", "Running foo-test ...... FAIL foo-test".
+    ("test_failed", re.compile(r"^FAIL: (?P<test>[\w./\-]+)\s*$|\.{3,}\s*FAIL(?:ED)?\b")),
     ("test_timeout", re.compile(r"^(?:E\s+)?Failed: Timeout >|^\+{5,} Timeout \+{5,}")),
     (
         "ci_cancelled",
@@ -94,11 +103,7 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # CI: checkout, container registry, cloud credentials, API rate limits.
     (
         "git_error",
-        re.compile(
-            r"^fatal: (?:couldn't find remote ref|reference is not a tree|repository '[^']+' not found|"
-            r"unable to access|could not read (?:Username|Password)|Authentication failed|remote error)"
-            r"|^error: pathspec '[^']+' did not match|^error: failed to push some refs"
-        ),
+        re.compile(r"^fatal: \S|^error: pathspec '[^']+' did not match|^error: failed to push some refs"),
     ),
     (
         "registry_error",
@@ -111,12 +116,19 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "credentials_error",
         re.compile(
             r"Unable to locate credentials|NoCredentialsError|ExpiredToken|InvalidAccessKeyId|SignatureDoesNotMatch|"
-            r"security token included in the request is (?:invalid|expired)"
+            r"security token included in the request is (?:invalid|expired)|Permission denied \(publickey\)"
         ),
     ),
     ("rate_limited", re.compile(r"API rate limit exceeded|secondary rate limit|429 Too Many Requests", re.I)),
     # A linter's diagnostic: "path.py:12:5: F401 `os` imported but unused".
-    ("lint_error", re.compile(r"^\S{1,300}\.(?:py|pyi):\d+:\d+: [A-Z]{1,3}\d{2,4}\b")),
+    ("lint_error", re.compile(r"^\S{1,300}\.(?:py|pyi):\d+:\d+: [A-Z]{1,3}\d{2,4}\b|^would reformat \S+")),
+    # Jenkins losing its agent or the shell step it runs.
+    (
+        "ci_agent_error",
+        re.compile(
+            r"wrapper script does not seem to be touching the log file|Agent went offline|ChannelClosedException"
+        ),
+    ),
     # What a build tool or a CI step says after the real error: never the cause itself.
     (
         "build_failed",
@@ -128,7 +140,7 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "exit_code",
         re.compile(
-            r"Process completed with exit code \d+|ERROR: Job failed: exit code \d+|script returned exit code \d+|"
+            r"Process completed with exit code \d+|ERROR: Job failed: exit code \d+|script returned exit code -?\d+|"
             r"exited with (?:code|status) \d+|^FAILED \((?:failures|errors)=\d+|^=+ .*\b\d+ (?:failed|error)s?\b.* in [\d.]+s"
         ),
     ),
@@ -169,7 +181,7 @@ SYMPTOM_RES = (
 WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", "ActorDiedError"})
 # Informational lines and source code: error words in them ("cannot be used", "invalid") are not errors.
 QUIET_LINE_RE = re.compile(
-    r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: )"
+    r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: |[✓✔√] )"
 )
 # A debugger's report of an exception (VS Code in English and Chinese): the type, then its message below.
 DEBUGGER_EXC_RE = re.compile(r"^\s*(?:Exception has occurred|发生异常)\s*[:：]\s*(?P<type>[\w.]+)\s*$")

@@ -35,6 +35,8 @@ SPECIFIC_ERROR_LINES = frozenset(
         "lint_error",
         "ci_error",
         "linker_error",
+        "gpu_fault",
+        "ci_agent_error",
     }
 )
 

@@ -27,7 +27,8 @@ TRIGGER_PATTERN = (
     rb"FAIL|Timeout|canceled|exceeded the maximum|shutdown signal|took longer|fatal:|pathspec|manifest|denied|"
     rb"toomanyrequests|credentials|Credentials|ExpiredToken|InvalidAccessKeyId|SignatureDoesNotMatch|"
     rb"security token|rate limit|Too Many Requests|ninja: build stopped|exit code|exit status|\.py:\d+:\d+: [A-Z]|"
-    rb"ld: cannot find|undefined reference|"
+    rb"ld: cannot find|undefined reference|HW Exception|GPU Hang|would reformat|touching the log file|"
+    rb"Agent went offline|ChannelClosed|"
     rb"ray::|\xe5\x8f\x91\xe7\x94\x9f\xe5\xbc\x82\xe5\xb8\xb8|"  # 发生异常
     rb"HTTP/[\d.]+\" [45]\d\d|"
     rb"'(?:loss|reward_std|frac_reward_zero_std|completions/clipped_ratio)': '?(?:0\.0\b|0[,}]|0\.9|1\.0|1[,}])"

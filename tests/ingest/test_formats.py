@@ -20,7 +20,8 @@ DOCS = DATA / "docs"
             "Cannot re-initialize CUDA in forked subprocess",
             "VLLM_WORKER_MULTIPROC_METHOD",
         ),
-        ("github_issue.md", "issue", "Error building extension 'cpu_adam'", "CUDA_HOME"),
+        # The linker's diagnostic, not the wrapper's "Error building extension", names the failure.
+        ("github_issue.md", "issue", "cannot find -lcurand", "CUDA_HOME"),
         ("gbk_notes.txt", "notes", "超过 max_length", "max_length 调大"),
         ("train_eaddrinuse.log.gz", "log", "failed to listen on any local network address", ""),
     ],
