@@ -8,6 +8,7 @@ ARG TORCH_INDEX=""
 RUN if [ -n "$TORCH_INDEX" ]; then pip install --index-url "$TORCH_INDEX" torch==2.13.0; fi \
  && pip install -r requirements.txt
 COPY . .
-RUN DJANGO_DEBUG=0 python manage.py collectstatic --noinput -v0 || true
+# Static files (the CSS, htmx, the API docs page) are served by WhiteNoise from the installed apps
+# (WHITENOISE_USE_FINDERS), so no collectstatic step is needed.
 EXPOSE 8000
 CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "2", "--timeout", "120"]

@@ -167,7 +167,7 @@ class TriageApi(generics.ListAPIView):  # type: ignore[type-arg]
         log, top_k = data.validated_data["log"], data.validated_data["top_k"]
         context = {k: v for k, v in dict(data.validated_data.get("context", {})).items() if k in CONTEXT_KEYS and v}
         result = triage_log(log, top_k=top_k)
-        record = triage_record(result, "api", user=request.user, context=context, log=log)
+        record = triage_record(result, "api", user=request.user, context=context, keep_log=True)
         body = result_as_dict(result, request.build_absolute_uri)
         body["record_id"] = record.pk
         return Response(body)

@@ -58,6 +58,7 @@ class TriageResult:
     floor: float = 0.0
     secondary: tuple[ErrorBlock, ...] = ()
     confidence: float = 0.0  # the probability that the first match is the fix
+    redacted_log: str = ""  # the paste as triage read it, secrets removed (what may be stored)
 
 
 @lru_cache(maxsize=1)
@@ -125,6 +126,7 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
         floor=floor,
         secondary=choice.secondary,
         confidence=round(confidence, 4),
+        redacted_log=text,
     )
 
 
@@ -198,7 +200,7 @@ def triage_record(
     source: str,
     user: Any = None,
     context: dict[str, str] | None = None,
-    log: str = "",
+    keep_log: bool = False,
 ) -> Any:
     """Remember a triage so the wiki can show what keeps failing. A log posted to the API is kept
     (redacted, as triage saw it) with the job context the hook sent; the web page keeps none."""
@@ -214,7 +216,7 @@ def triage_record(
         headline=result.signature.headline[:300],
         user=user if user is not None and getattr(user, "is_authenticated", False) else None,
         context=context or {},
-        log=redact(log).text if log else "",
+        log=result.redacted_log if keep_log else "",
     )
 
 
