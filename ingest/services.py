@@ -59,9 +59,9 @@ def _media_dir() -> Path:
     return path
 
 
-def _redacted_lines(raw: Path, encoding: str, limit: int) -> Iterator[tuple[str, int]]:
-    """Decoded text of the stored upload in batches of whole lines, secrets removed; more than
-    `limit` bytes of (decompressed) text is refused."""
+def _redacted_lines(raw: Path, encoding: str, limit: int) -> Iterator[tuple[str, int, bool]]:
+    """Decoded text of the stored upload in batches of whole lines, secrets removed, and whether
+    the batch holds undecodable bytes; more than `limit` bytes of (decompressed) text is refused."""
     # Undecodable bytes become lone surrogates: replaced in the stored text, restored in the
     # kept original (document_submit).
     decoder = codecs.getincrementaldecoder(encoding)(errors="surrogateescape")
@@ -82,9 +82,12 @@ def _redacted_lines(raw: Path, encoding: str, limit: int) -> Iterator[tuple[str,
                 if cut == 0 and len(text) > REDACT_BATCH:
                     cut = len(text)  # no newline in sight: do not hold an endless line in memory
                 text, pending = text[:cut], text[cut:]
-            text = text.replace("\r\n", "\n").translate(_HIDE_UNDECODABLE)  # RE2 reads UTF-8 only
+            text = text.replace("\r\n", "\n")
+            lossy = not text.isascii() and SURROGATE_RE.search(text) is not None
+            if lossy:
+                text = text.translate(_HIDE_UNDECODABLE)  # RE2 reads UTF-8 only
             out = redact(text, mask_hosts=settings.FIXBASE_MASK_HOSTS)
-            yield out.text, out.count
+            yield out.text, out.count, lossy
             if not chunk:
                 return
 
@@ -94,6 +97,7 @@ def _redacted_lines(raw: Path, encoding: str, limit: int) -> Iterator[tuple[str,
 _HIDE_UNDECODABLE = {0xDC80 + b: 0xF780 + b for b in range(128)}
 _SHOW_UNDECODABLE = {v: k for k, v in _HIDE_UNDECODABLE.items()}
 UNDECODABLE_RE = re.compile("[\uf780-\uf7ff]")
+SURROGATE_RE = re.compile("[\udc80-\udcff]")
 
 
 def _byte_encoding(encoding: str) -> str:
@@ -159,15 +163,24 @@ def document_submit(
         original = media / f"{stored_name}.orig"
         lossy = 0
         try:
-            with open(media / stored_name, "w", encoding="utf-8") as out_text, open(original, "wb") as out_orig:
-                for text, count in _redacted_lines(tmp, encoding, limit):
-                    undecodable = len(UNDECODABLE_RE.findall(text))
+            with open(media / stored_name, "w", encoding="utf-8") as out_text:
+                out_orig = None  # opened at the first undecodable byte: most uploads never need it
+                for text, count, has_undecodable in _redacted_lines(tmp, encoding, limit):
+                    undecodable = len(UNDECODABLE_RE.findall(text)) if has_undecodable else 0
                     lossy += undecodable
+                    if undecodable and out_orig is None:
+                        out_text.flush()
+                        out_orig = open(original, "wb")  # noqa: SIM115 - closed below
+                        # What was written so far decoded cleanly: it is the original, re-encoded.
+                        done = (media / stored_name).read_text(encoding="utf-8")
+                        out_orig.write(done.encode(_byte_encoding(encoding), "surrogateescape"))
                     out_text.write(UNDECODABLE_RE.sub("\ufffd", text) if undecodable else text)
-                    out_orig.write(
-                        text.translate(_SHOW_UNDECODABLE).encode(_byte_encoding(encoding), "surrogateescape")
-                    )
+                    if out_orig is not None:
+                        back = text.translate(_SHOW_UNDECODABLE) if undecodable else text
+                        out_orig.write(back.encode(_byte_encoding(encoding), "surrogateescape"))
                     secrets += count
+                if out_orig is not None:
+                    out_orig.close()
         except IngestError:
             (media / stored_name).unlink(missing_ok=True)
             original.unlink(missing_ok=True)
@@ -176,8 +189,6 @@ def document_submit(
             (media / stored_name).unlink(missing_ok=True)
             original.unlink(missing_ok=True)
             raise IngestError(f"The file could not be read: {exc}.") from exc
-        if not lossy:
-            original.unlink()  # the stored text is the whole story
         with transaction.atomic():
             doc = Document.objects.create(
                 filename=safe_name,
