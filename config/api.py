@@ -10,6 +10,7 @@ from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, TokenAuthentication, get_authorization_header
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
@@ -91,6 +92,23 @@ class TokenRateThrottle(SimpleRateThrottle):
         else:
             ident = self.get_ident(request)
         return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+def without_nul(value: Any) -> Any:
+    """The value with NUL characters removed from every string in it (PostgreSQL cannot store them;
+    a log that printed one loses nothing that matters)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_nul(v) for v in value]
+    return value
+
+
+class NulFreeJSONParser(JSONParser):
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        return without_nul(super().parse(stream, media_type, parser_context))
 
 
 class Pages(PageNumberPagination):

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
@@ -16,6 +16,23 @@ from triage.limits import body_too_large, too_large_message
 # Form posts whose whole body is a paste: refused with the paste page's own message when too big.
 PASTE_URLS = frozenset({"triage:paste", "triage:new_entry"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class NulQueryMiddleware:
+    """A NUL character in the URL is refused with a 400: no page or API takes one, and databases
+    (PostgreSQL) cannot store or compare text that holds one."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        query = request.META.get("QUERY_STRING", "")
+        if "%00" in query or "\x00" in query or "\x00" in request.path:
+            message = "The URL holds a NUL character."
+            if request.path.startswith("/api/"):
+                return JsonResponse({"error": {"code": "bad_request", "message": message}}, status=400)
+            return HttpResponse(message, status=400, content_type="text/plain")
+        return self.get_response(request)
 
 
 class BodySizeLimitMiddleware:

@@ -131,6 +131,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.middleware.NulQueryMiddleware",
     # Before CSRF, which reads the body: an oversize paste gets its friendly 413 first.
     "config.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -232,6 +233,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["config.api.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["config.api.TokenRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "config.api.NulFreeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "config.api.Pages",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",

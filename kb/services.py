@@ -322,6 +322,7 @@ def _first_revision(entry: Entry) -> None:
 def entry_update(entry: Entry, *, title: str, remedy_markdown: str, user: Any = None, comment: str = "") -> Entry:
     """Change an entry's title and remedy; the change is a revision by `user`."""
     _first_revision(entry)
+    title, remedy_markdown = title.replace("\x00", ""), remedy_markdown.replace("\x00", "")
     with transaction.atomic(), reversion.create_revision():
         entry.title = title.strip()[:300] or entry.title
         entry.remedy_markdown = remedy_markdown
@@ -348,7 +349,8 @@ def entry_revert(entry: Entry, version_id: int, user: Any = None) -> Entry:
 
 def entry_create_from_paste(log: str, title: str = "", user: Any = None) -> Entry:
     """A pasted log with no known match becomes a "needs a fix" entry the team fills in later."""
-    log = redact(log).text
+    log = redact(log.replace("\x00", "")).text
+    title = title.replace("\x00", "")
     sig, _ = signature_from_text(log)
     n_lines = max(1, len(log.splitlines()))
     outcome = entries_ingest(

@@ -12,12 +12,13 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import BaseParser, FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import NulFreeJSONParser
 from config.api_errors import error_response
 from kb.models import Entry
 from triage.limits import body_too_large, too_large_message
@@ -33,7 +34,7 @@ class PlainTextParser(BaseParser):
     media_type = "text/plain"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> dict[str, str]:
-        return {"log": stream.read().decode("utf-8", errors="replace")}
+        return {"log": stream.read().decode("utf-8", errors="replace").replace("\x00", "")}
 
 
 class JobContext(serializers.Serializer):  # type: ignore[type-arg]
@@ -122,7 +123,7 @@ TRIAGE_ANSWER = inline_serializer(
 class TriageApi(generics.ListAPIView):  # type: ignore[type-arg]
     """POST a failing job's log; GET the triage history (newest first)."""
 
-    parser_classes = [JSONParser, PlainTextParser, MultiPartParser, FormParser]
+    parser_classes = [NulFreeJSONParser, PlainTextParser, MultiPartParser, FormParser]
     serializer_class = RecordOutput
 
     def get_queryset(self) -> Any:

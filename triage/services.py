@@ -85,7 +85,8 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
     """1. Scan the log and choose the root error; 2. embed its compact signature;
     3. gather and score candidates, keep those above the model's floor (or `min_score`);
     4. verdict by the answer model's confidence that the first one is the fix."""
-    text = redact(text).text  # a pasted secret is never echoed back, stored or embedded
+    # A pasted secret is never echoed back, stored or embedded; a NUL (binary output) cannot be stored.
+    text = redact(text.replace("\x00", "")).text
     sig, choice = signature_from_text(text, symptom_context=False)
     # With no error in it, the paste's own words (a hang described in words) are the query.
     telling = telling_lines(text)
@@ -192,6 +193,7 @@ def feedback_record(user: Any, entry: Any, fingerprint: str, helpful: bool) -> N
     """Record (or change) a user's vote; the ranking copy does not change, so nothing rebuilds."""
     from triage.models import Feedback
 
+    fingerprint = fingerprint.replace("\x00", "")[:32]
     Feedback.objects.update_or_create(user=user, entry=entry, fingerprint=fingerprint, defaults={"helpful": helpful})
 
 

@@ -29,7 +29,7 @@ def token_create(user: Any, name: str = "", scopes: tuple[str, ...] = ("triage",
     key = KEY_PREFIX + secrets.token_urlsafe(30)
     token = ApiToken.objects.create(
         user=user,
-        name=(name or "token").strip()[:100],
+        name=(name.replace("\x00", "") or "token").strip()[:100],
         prefix=key[:10],
         key_hash=_hash(key),
         scopes=",".join(sorted(set(scopes) | {"triage"})),

@@ -246,3 +246,12 @@ def test_tokens_are_made_listed_and_revoked_in_the_web_ui(db, viewer_client, vie
     assert token.prefix in listing and key not in listing  # the key is shown once
     viewer_client.post("/tokens/", {"revoke": token.pk})
     assert_error(api.post("/api/v1/triage/", {"log": SM120}, format="json"), 401, "not_authenticated")
+
+
+def test_nul_characters_are_refused_in_urls_and_dropped_from_logs(kb, ci, viewer_client):
+    assert_error(ci.get("/api/v1/entries/?q=a%00b"), 400, "bad_request")
+    assert viewer_client.get("/kb/?q=a%00b").status_code == 400
+    body = ci.post("/api/v1/triage/", {"log": SM120 + "\x00", "context": {"job": "a\x00b"}}, format="json")
+    assert body.status_code == 200 and TriageRecord.objects.get().context == {"job": "ab"}
+    assert ci.post("/api/v1/triage/", "x\x00" + SM120, content_type="text/plain").status_code == 200
+    assert viewer_client.post("/", {"log": SM120 + "\x00"}).status_code == 200
