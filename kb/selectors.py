@@ -48,8 +48,11 @@ def kb_version() -> int:
     return int(row or 0)
 
 
-def entry_records(after_pk: int | None = None, pks: Iterable[int] | None = None) -> list[EntryRecord]:
-    """Every entry as ranking sees it; or those with a pk above `after_pk`; or those in `pks`."""
+def entry_records(
+    after_pk: int | None = None, pks: Iterable[int] | None = None, with_problem: bool = True
+) -> list[EntryRecord]:
+    """Every entry as ranking sees it; or those with a pk above `after_pk`; or those in `pks`.
+    `with_problem=False` leaves out the problem text (the largest field) when it is not needed."""
     entries = Entry.objects.order_by("pk")
     occurrences = Occurrence.objects.order_by("pk")
     if after_pk is not None:
@@ -62,7 +65,7 @@ def entry_records(after_pk: int | None = None, pks: Iterable[int] | None = None)
         sources.setdefault(occ["entry_id"], []).append(
             SourceRef(occ["filename"], occ["line_start"], occ["line_end"], occ["document_id"], occ["remedy_markdown"])
         )
-    fields = (
+    fields: tuple[str, ...] = (
         "pk",
         "title",
         "exc_type",
@@ -74,12 +77,13 @@ def entry_records(after_pk: int | None = None, pks: Iterable[int] | None = None)
         "fingerprint",
         "kind",
         "pattern",
-        "problem_excerpt",
         "remedy_markdown",
         "updated_at",
         "origin",
         "references",
     )
+    if with_problem:
+        fields = (*fields, "problem_excerpt")
     out: list[EntryRecord] = []
     for row in entries.values_list(*fields):
         e = dict(zip(fields, row, strict=True))
@@ -96,7 +100,7 @@ def entry_records(after_pk: int | None = None, pks: Iterable[int] | None = None)
                 fingerprint=e["fingerprint"],
                 kind=e["kind"],
                 pattern=e["pattern"],
-                problem_excerpt=e["problem_excerpt"],
+                problem_excerpt=e.get("problem_excerpt", ""),
                 remedy_markdown=e["remedy_markdown"],
                 sources=tuple(sources.get(e["pk"], ())),
                 updated_at=e["updated_at"],

@@ -13,6 +13,7 @@ from kb.embedding import get_embedder
 from kb.logscan import ErrorBlock
 from kb.redact import redact
 from kb.rootcause import RootChoice
+from kb.selectors import EntryRecord, entry_records
 from kb.signature import Signature, compact_text, signature_from_text, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
@@ -108,7 +109,12 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
     threshold = match_threshold()
     floor = model.floor if min_score is None else min_score
     shown = [c for c in ranked if c.score >= floor][:top_k]
-    matches = tuple(_match(c.doc_id, c.score, c.features, query, snap, choice, text) for c in shown)
+    # What a shown entry says (title, remedy, sources) is read now, not kept in the ranking copy:
+    # the copy stays small, and an edit shows at once. An entry deleted since is left out.
+    records = {r.id: r for r in entry_records(pks=[c.doc_id for c in shown], with_problem=False)} if shown else {}
+    matches = tuple(
+        _match(records[c.doc_id], c.score, c.features, query, snap, choice, text) for c in shown if c.doc_id in records
+    )
     confidence = model.answer_probability([c.score for c in ranked[:2]], ranked[0].features) if ranked else 0.0
     if ranked and ranked[0].features.get("family_conflict"):
         confidence = 0.0  # a different failure of the same family is never the answer
@@ -132,9 +138,9 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
 
 
 def _match(
-    entry_id: int, score: float, feats: dict[str, float], query: Query, snap: Snapshot, choice: RootChoice, text: str
+    rec: EntryRecord, score: float, feats: dict[str, float], query: Query, snap: Snapshot, choice: RootChoice, text: str
 ) -> Match:
-    rec = snap.records[entry_id]
+    entry_id = rec.id
     return Match(
         entry_id=entry_id,
         title=rec.title,

@@ -35,7 +35,7 @@ class Watermark:
 class Snapshot:
     version: int
     corpus: Corpus
-    records: dict[int, EntryRecord]
+    size: int  # entries in this copy (what an entry shows is read from the database when shown)
     vectors: np.ndarray  # one row per entry that has a vector of the current model
     vector_row: dict[int, int]  # entry pk -> its row in `vectors`
     watermark: Watermark | None = None
@@ -133,7 +133,7 @@ def _build(version: int) -> Snapshot:
     return Snapshot(
         version=version,
         corpus=Corpus(docs, raw=RawLexicalIndex(list(records), raw)),
-        records={pk: replace(r, problem_excerpt="") for pk, r in records.items()},
+        size=len(records),
         vectors=vectors,
         vector_row=vector_row,
         watermark=Watermark(max(records, default=0), len(records), updated, max_occurrence),
@@ -160,14 +160,7 @@ def _extend(snap: Snapshot, version: int) -> Snapshot | None:
     added = {r.id: r for r in entry_records(after_pk=w.max_pk)}
     if len(added) > LAYER_LIMIT:
         return None
-    regrouped = set(
-        Occurrence.objects.filter(pk__gt=w.max_occurrence, entry_id__lte=w.max_pk).values_list("entry_id", flat=True)
-    )
-    records = dict(base.records)
-    for rec in entry_records(pks=regrouped) if regrouped else ():
-        records[rec.id] = replace(rec, problem_excerpt="")
     docs, raw = _docs_of(added, forget_others=False)
-    records.update({pk: replace(r, problem_excerpt="") for pk, r in added.items()})
     name, dim = get_embedder().name, get_embedder().dim
     added_vectors = {
         pk: np.frombuffer(bytes(vec), dtype=np.float32)
@@ -179,7 +172,7 @@ def _extend(snap: Snapshot, version: int) -> Snapshot | None:
         base,
         version=version,
         corpus=LayeredCorpus(base.corpus, docs, raw),
-        records=records,
+        size=base.size + len(added),
         base=base,
         added_vectors=added_vectors,
     )
@@ -210,7 +203,7 @@ def get_snapshot() -> Snapshot:
     snap = _current
     if snap is not None and snap.version == version:
         return snap
-    if snap is not None and len(snap.records) > settings.FIXBASE_SYNC_REBUILD_ENTRIES:
+    if snap is not None and snap.size > settings.FIXBASE_SYNC_REBUILD_ENTRIES:
         with _lock:
             if _current is not None and _current.version == version:
                 return _current

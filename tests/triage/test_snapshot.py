@@ -49,7 +49,7 @@ def test_added_entries_are_layered_on_the_full_build_and_rank_as_after_a_rebuild
     full = snapshot.get_snapshot()
     entries_ingest([probe(0), probe(1)])
     layered = snapshot.get_snapshot()  # at once, not in the background
-    assert isinstance(layered.corpus, LayeredCorpus) and len(layered.records) == len(full.records) + 2
+    assert isinstance(layered.corpus, LayeredCorpus) and layered.size == full.size + 2
     queries = [
         "KeyError: 'snapshot_probe_y'",
         "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device",
