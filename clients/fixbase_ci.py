@@ -84,8 +84,10 @@ def ask(url: str, token: str, log: str, context: dict[str, str], top_k: int, tim
 
 def summary_markdown(answer: dict[str, Any], base_url: str) -> str:
     sig = answer.get("signature", {})
-    root = f"{sig.get('exception') or sig.get('pattern') or sig.get('kind') or 'error'}: {sig.get('message', '')}"
-    lines = ["## Fixbase", "", f"**Root error:** `{root[:300]}`"]
+    name = sig.get("exception") or (sig.get("pattern") or sig.get("kind") or "error").replace("_", " ")
+    root = f"{name}: {sig.get('raw_message') or sig.get('message', '')}"[:300]
+    fence = "``" if "`" in root else "`"
+    lines = ["## Fixbase", "", f"**Root error:** {fence} {root} {fence}"]
     if sig.get("root_lines"):
         lines[-1] += f" (log lines {sig['root_lines'][0]}–{sig['root_lines'][1]})"
     matches = answer.get("matches", [])
@@ -93,8 +95,12 @@ def summary_markdown(answer: dict[str, Any], base_url: str) -> str:
     if verdict == "match" and matches:
         top = matches[0]
         lines += ["", f"### Known issue: [{top['title']}]({top['url']})", ""]
-        lines.append(top["remedy_markdown"].strip()[:3000] or "_Seen before — no fix recorded yet._")
+        lines.append(_demote_headings(top["remedy_markdown"].strip()[:3000]) or "_Seen before — no fix recorded yet._")
         rest = matches[1:]
+        fixed = next((m for m in rest if m["remedy_markdown"].strip() and m["score"] >= 0.5), None)
+        if not top["remedy_markdown"].strip() and fixed is not None:
+            lines += ["", f"A fix recorded for a close match, [{fixed['title']}]({fixed['url']}):", ""]
+            lines.append(_demote_headings(fixed["remedy_markdown"].strip()[:3000]))
         if rest:
             lines += ["", "Also similar: " + ", ".join(f"[{m['title'][:80]}]({m['url']})" for m in rest[:3])]
     elif verdict == "possible" and matches:
@@ -103,6 +109,11 @@ def summary_markdown(answer: dict[str, Any], base_url: str) -> str:
     else:
         lines += ["", f"### No known match — [add it to Fixbase]({base_url.rstrip('/')}/) once it is solved."]
     return "\n".join(lines) + "\n"
+
+
+def _demote_headings(markdown: str) -> str:
+    """A remedy's own headings would outrank the summary's: make them bold lines."""
+    return re.sub(r"(?m)^#{1,6}\s+(.+)$", r"**\1**", markdown)
 
 
 def is_infra(answer: dict[str, Any], infra: set[str]) -> bool:
@@ -181,33 +192,53 @@ def run_command(args: argparse.Namespace) -> int:
     return code
 
 
+def _options(ap: argparse.ArgumentParser, on_subcommand: bool = False) -> None:
+    """The shared options. On the subcommands too (their defaults suppressed, so the main parser's
+    stand), so `fixbase triage --fail-on-match x.log` works as well as `fixbase --fail-on-match triage x.log`."""
+
+    def d(value: Any) -> Any:
+        return argparse.SUPPRESS if on_subcommand else value
+
+    ap.add_argument("--url", default=d(None), help="Fixbase base URL (default $FIXBASE_URL)")
+    ap.add_argument("--token", default=d(None), help="API token (default $FIXBASE_TOKEN)")
+    ap.add_argument("--timeout", type=float, default=d(20.0), help="seconds to wait for an answer")
+    ap.add_argument("--top-k", type=int, default=d(3))
+    ap.add_argument(
+        "--context", action="append", default=d([]), metavar="KEY=VALUE", help="job, url, commit, framework, cluster"
+    )
+    ap.add_argument(
+        "--summary", default=d(None), help="append the markdown summary here (default $GITHUB_STEP_SUMMARY)"
+    )
+    ap.add_argument("--fail-on-match", action="store_true", default=d(False), help=f"exit {EXIT_ON_MATCH} on a match")
+    ap.add_argument(
+        "--exit-code-on-known-infra", type=int, default=d(None), metavar="N", help="exit N on an infrastructure match"
+    )
+    ap.add_argument("--infra", default=d(INFRA_FRAMEWORKS), help="frameworks counted as infrastructure")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="fixbase", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--url", help="Fixbase base URL (default $FIXBASE_URL)")
-    ap.add_argument("--token", help="API token (default $FIXBASE_TOKEN)")
-    ap.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for an answer")
-    ap.add_argument("--top-k", type=int, default=3)
-    ap.add_argument(
-        "--context", action="append", default=[], metavar="KEY=VALUE", help="job, url, commit, framework, cluster"
-    )
-    ap.add_argument("--summary", help="append the markdown summary here (default $GITHUB_STEP_SUMMARY)")
-    ap.add_argument("--fail-on-match", action="store_true", help=f"exit {EXIT_ON_MATCH} when a known issue matched")
-    ap.add_argument(
-        "--exit-code-on-known-infra", type=int, metavar="N", help="exit N when the match is an infrastructure failure"
-    )
-    ap.add_argument("--infra", default=INFRA_FRAMEWORKS, help="frameworks counted as infrastructure")
+    _options(ap)
     sub = ap.add_subparsers(dest="action", required=True)
     tri = sub.add_parser("triage", help="ask about a log file (- for stdin)")
+    _options(tri, on_subcommand=True)
     tri.add_argument("file")
     run = sub.add_parser("run", help="run a command; ask about its output if it fails")
+    _options(run, on_subcommand=True)
     run.add_argument("command", nargs=argparse.REMAINDER)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:  # a usage error must not fail the job it reports on
+        if exc.code in (0, None):
+            return 0
+        print("fixbase: could not read the arguments (see above); not asked.", file=sys.stderr)
+        return 0
     if args.action == "run":
         return run_command(args)
     try:

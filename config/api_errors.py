@@ -22,6 +22,21 @@ CODES = {
 }
 
 
+def _first_message(value: Any, where: str = "") -> str:
+    """The first error text in DRF's nested error structure, with the field it is about."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            label = where if key == "non_field_errors" else f"{where}.{key}" if where else str(key)
+            found = _first_message(inner, label)
+            if found:
+                return found
+        return ""
+    if isinstance(value, list):
+        return next((m for m in (_first_message(v, where) for v in value) if m), "")
+    text = str(value)
+    return f"{where}: {text}" if where else text
+
+
 def error_response(status_code: int, message: str, fields: dict[str, Any] | None = None) -> Response:
     body: dict[str, Any] = {"code": CODES.get(status_code, "error"), "message": message}
     if fields:
@@ -38,8 +53,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     fields = None
     if isinstance(exc, exceptions.ValidationError) and isinstance(data, dict):
         fields = data
-        first = next(iter(data.values()), "")
-        message = str(first[0] if isinstance(first, list) and first else first) or "The request is invalid."
+        message = _first_message(data) or "The request is invalid."
     elif isinstance(data, dict) and "detail" in data:
         message = str(data["detail"])
     else:

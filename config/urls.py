@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from csp.decorators import csp_update
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
@@ -31,7 +32,14 @@ api_v1 = [
     path("documents/<int:pk>/", api(DocumentDetailApi), name="api-document"),
     path("health/", api(HealthApi), name="api-health"),
     path("schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
-    path("docs/", login_not_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")), name="api-docs"),
+    # Swagger UI sets inline styles: allowed on this page only.
+    path(
+        "docs/",
+        login_not_required(
+            csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
+        ),
+        name="api-docs",
+    ),
 ]
 
 

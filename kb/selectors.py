@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from kb.models import Entry, KbState, Occurrence
 
@@ -113,12 +113,8 @@ def entry_records(
 
 def entry_list(query: str = "", framework: str = "", needs_fix: bool | None = None, kind: str = "") -> QuerySet[Entry]:
     qs = Entry.objects.annotate(n_occurrences=Count("occurrences"))
-    if query:
-        qs = (
-            qs.filter(title__icontains=query)
-            | qs.filter(remedy_markdown__icontains=query)
-            | qs.filter(message__icontains=query)
-        )
+    for word in query.split()[:10]:  # every word, each in the title, the error or the remedy
+        qs = qs.filter(Q(title__icontains=word) | Q(remedy_markdown__icontains=word) | Q(message__icontains=word))
     if framework:
         qs = qs.filter(framework=framework)
     if kind:

@@ -129,10 +129,15 @@ class TriageApi(generics.ListAPIView):  # type: ignore[type-arg]
     def get_queryset(self) -> Any:
         qs = TriageRecord.objects.select_related("user").order_by("-created_at", "-pk")
         params = self.request.query_params
-        if params.get("verdict") in ("match", "possible", "no_match"):
-            qs = qs.filter(verdict=params["verdict"])
-        if params.get("entry", "").isdigit():
-            qs = qs.filter(top_entry_id=int(params["entry"]))
+        verdict, entry = params.get("verdict", ""), params.get("entry", "")
+        if verdict and verdict not in ("match", "possible", "no_match"):
+            raise serializers.ValidationError({"verdict": ["verdict is match, possible or no_match."]})
+        if entry and not entry.isdigit():
+            raise serializers.ValidationError({"entry": ["entry is an entry id (a whole number)."]})
+        if verdict:
+            qs = qs.filter(verdict=verdict)
+        if entry:
+            qs = qs.filter(top_entry_id=int(entry))
         if params.get("job"):
             qs = qs.filter(context__job=params["job"])
         return qs

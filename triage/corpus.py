@@ -32,6 +32,7 @@ class Doc:
     text_tokens: tuple[str, ...]
     family: tuple[str, frozenset[str]] | None = None
     origin: str = "team"
+    has_fix: bool = True
 
 
 class Corpus:

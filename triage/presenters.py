@@ -20,6 +20,7 @@ def result_as_dict(result: TriageResult, absolute: Callable[[str], str] = lambda
         "signature": {
             "exception": sig.exc_type,
             "message": sig.message,
+            "raw_message": sig.raw_message[:1000],
             "frames": list(sig.frames),
             "framework": sig.framework,
             "kind": sig.kind,

@@ -213,7 +213,8 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         "frame_sim": frame_similarity(sig.frames, doc.frames, corpus),
         "coverage": coverage(query.text_tokens, doc, corpus),
         "dense": max(0.0, dense),
-        "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint else 0.0,
+        # Two pastes with no error in them share the empty signature's fingerprint: not a match.
+        "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint and query.msg_tokens else 0.0,
         "msg_cover_entry": message_cover(doc.msg_tokens, qv.msg_ctx_tokens, corpus),
     }
 
@@ -280,7 +281,8 @@ def rank_candidates(
     """
     ids: set[int] = {i for i, _ in dense_hits if i in corpus.docs}
     ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
-    ids.update(corpus.by_fingerprint.get(query.sig.fingerprint, ()))
+    if query.msg_tokens:
+        ids.update(corpus.by_fingerprint.get(query.sig.fingerprint, ()))
     ids.update(raw_top(query, corpus, pool))
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
     novelty = corpus.raw.novelty(query.raw_tokens) if corpus.raw is not None else 0.0
@@ -309,17 +311,20 @@ def rank_candidates(
             score *= FAMILY_CONFLICT_FACTOR
         out.append(Candidate(doc_id=doc.id, features=feats, score=score))
     out = team_before_pack(out, corpus)
-    out.sort(key=lambda c: (-c.score, corpus.docs[c.doc_id].origin == "pack", c.doc_id))
+    out.sort(
+        key=lambda c: (-c.score, not corpus.docs[c.doc_id].has_fix, corpus.docs[c.doc_id].origin == "pack", c.doc_id)
+    )
     return out
 
 
 def team_before_pack(cands: list[Candidate], corpus: Corpus) -> list[Candidate]:
-    """A starter-pack entry never outranks a team entry of the same failure (same fingerprint):
-    the team's own words about its own setup come first; the pack's stays listed below."""
+    """A starter-pack entry never outranks a team entry of the same failure (same fingerprint) that
+    has a fix: the team's own words about its own setup come first; the pack's stays listed below.
+    A team entry that still needs a fix does not push the pack's fix down."""
     best_team: dict[str, float] = {}
     for c in cands:
         doc = corpus.docs[c.doc_id]
-        if doc.origin != "pack":
+        if doc.origin != "pack" and doc.has_fix:  # a team entry still waiting for its fix does not hide one
             best_team[doc.fingerprint] = max(best_team.get(doc.fingerprint, 0.0), c.score)
     out = []
     for c in cands:

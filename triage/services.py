@@ -122,6 +122,9 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
         confidence = max(confidence, threshold)  # people confirmed it fixed this very failure
     elif ranked and ranked[0].features.get("feedback", 0) < 0:
         confidence = min(confidence, threshold * 0.99)  # people said it did not: a lead at most
+    if choice.root is None and len(set(query.text_tokens)) < MIN_WORDS_WITHOUT_ERROR:
+        # No error in the paste and hardly a word ("it doesnt work"): a shared word is no evidence.
+        confidence = min(confidence, threshold * 0.99)
     verdict = verdict_of(confidence if matches else None, threshold)
     return TriageResult(
         verdict=verdict,
@@ -155,6 +158,7 @@ def _match(
     )
 
 
+MIN_WORDS_WITHOUT_ERROR = 4  # a paste with no error needs this many distinct words to be matched at all
 FEEDBACK_DEMOTION = 0.2  # a candidate's score is multiplied by this per net "didn't help"
 FEEDBACK_PROMOTION = 0.5  # and raised by this share of what is left per net "this fixed it"
 
@@ -254,11 +258,14 @@ def trends(days: int = 30) -> dict[str, object]:
         .annotate(n=Count("id"))
         .order_by("-n")[:20]
     ]
-    known = dict(
-        Entry.objects.filter(fingerprint__in=[u["fingerprint"] for u in unmatched]).values_list("fingerprint", "pk")
-    )
+    known = {
+        fp: (pk, not remedy.strip())
+        for fp, pk, remedy in Entry.objects.filter(fingerprint__in=[u["fingerprint"] for u in unmatched]).values_list(
+            "fingerprint", "pk", "remedy_markdown"
+        )
+    }
     for u in unmatched:
-        u["entry_id"] = known.get(u["fingerprint"])
+        u["entry_id"], u["needs_fix"] = known.get(u["fingerprint"], (None, False))
     # Which jobs hit each known issue (CI hooks send their job name): the latest few.
     jobs: dict[int, list[str]] = {}
     for entry_id, context in (

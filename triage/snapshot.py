@@ -72,6 +72,7 @@ def doc_of(rec: EntryRecord) -> Doc:
         text_tokens=text,
         family=error_family(rec.message),
         origin=rec.origin,
+        has_fix=bool(rec.remedy_markdown.strip()),
     )
 
 

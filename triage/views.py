@@ -37,7 +37,7 @@ def paste_view(request: HttpRequest) -> HttpResponse:
         logger.info("paste refused: empty")
         return _render(request, {"error": "The paste is empty: paste a traceback or a log."}, status=400)
     result = triage_log(log)
-    triage_record(result, "web")
+    triage_record(result, "web", user=request.user)
     lines = log.splitlines()
     highlights = set(result.matches[0].explanation.highlight_lines) if result.matches else set()
     numbered = [(n, line, n in highlights) for n, line in enumerate(lines, 1)]
@@ -106,8 +106,14 @@ def tokens_view(request: HttpRequest) -> HttpResponse:
             scopes = ("triage", "write") if request.POST.get("write") == "1" else ("triage",)
             try:
                 token, key = token_create(request.user, request.POST.get("name", ""), scopes)
-                context["new_key"], context["new_token"] = key, token
             except ValueError as exc:
                 context["error"], status = str(exc), 400
+            else:
+                # Shown once, on the page the browser is sent to: a reload makes no second token.
+                request.session["new_token"] = {"key": key, "name": token.name}
+                return redirect("triage:tokens")
+    new = request.session.pop("new_token", None)
+    if new:
+        context["new_key"], context["new_name"] = new["key"], new["name"]
     context["tokens"] = ApiToken.objects.filter(user_id=int(request.user.pk or 0))
     return render(request, "triage/tokens.html", context, status=status)

@@ -119,3 +119,15 @@ def test_the_shipped_pack_answers_its_own_reports_and_other_users_reports(db):
     no_match = sum(a.verdict == "no_match" for a in answers)
     print(f"second reports: Hit@1 {hit1 / len(reports):.3f}, no_match {no_match / len(reports):.3f}")
     assert hit1 / len(reports) >= 0.85 and no_match / len(reports) <= 0.10
+
+
+def test_a_team_entry_still_needing_a_fix_does_not_hide_the_packs_fix(db, pack):
+    from kb.services import entry_create_from_paste
+
+    pack_load(pack)
+    team = entry_create_from_paste(ZMQ)  # seen by the team, no fix written yet
+    result = triage_log(ZMQ)
+    pack_entry = Entry.objects.get(pack_id="test-zmq-port-in-use").pk
+    ids = [m.entry_id for m in result.matches]
+    assert team.pk in ids and pack_entry in ids
+    assert ids.index(pack_entry) < ids.index(team.pk) or result.matches[0].score == result.matches[1].score

@@ -235,7 +235,7 @@ def test_apitoken_command_scopes_list_and_revoke(db):
 
 
 def test_tokens_are_made_listed_and_revoked_in_the_web_ui(db, viewer_client, viewer):
-    page = viewer_client.post("/tokens/", {"name": "github-actions"}).content.decode()
+    page = viewer_client.post("/tokens/", {"name": "github-actions"}, follow=True).content.decode()
     key = page.split('<pre id="new-key">')[1].split("</pre>")[0]
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
@@ -243,7 +243,8 @@ def test_tokens_are_made_listed_and_revoked_in_the_web_ui(db, viewer_client, vie
     token = ApiToken.objects.get(user=viewer)
     assert viewer_client.post("/tokens/", {"name": "w", "write": "1"}).status_code == 400  # a viewer: no write
     listing = viewer_client.get("/tokens/").content.decode()
-    assert token.prefix in listing and key not in listing  # the key is shown once
+    assert token.prefix in listing and key not in listing  # the key is shown once; a reload makes none
+    assert ApiToken.objects.filter(user=viewer).count() == 1
     viewer_client.post("/tokens/", {"revoke": token.pk})
     assert_error(api.post("/api/v1/triage/", {"log": SM120}, format="json"), 401, "not_authenticated")
 
@@ -255,3 +256,11 @@ def test_nul_characters_are_refused_in_urls_and_dropped_from_logs(kb, ci, viewer
     assert body.status_code == 200 and TriageRecord.objects.get().context == {"job": "ab"}
     assert ci.post("/api/v1/triage/", "x\x00" + SM120, content_type="text/plain").status_code == 200
     assert viewer_client.post("/", {"log": SM120 + "\x00"}).status_code == 200
+
+
+def test_history_filters_are_checked(db, ci):
+    assert_error(ci.get("/api/v1/triage/?verdict=bogus"), 400, "bad_request")
+    assert_error(ci.get("/api/v1/triage/?entry=abc"), 400, "bad_request")
+    resp = ci.post("/api/v1/triage/", {"log": SM120, "context": "job1"}, format="json")
+    assert_error(resp, 400, "bad_request")
+    assert resp.json()["error"]["message"].startswith("context")

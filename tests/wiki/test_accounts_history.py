@@ -184,3 +184,27 @@ def test_search_state_is_in_the_url_and_filters_apply(kb, viewer_client):
     assert 'hx-push-url="true"' in page and 'value="kernel"' in page and "no kernel image" in page
     none = viewer_client.get("/kb/?q=kernel&framework=no-such-framework").content.decode()
     assert "No entries." in none
+
+
+def test_viewers_get_an_explained_403_and_no_upload_link(kb, viewer_client):
+    page = viewer_client.get("/upload/")
+    assert page.status_code == 403 and "Only editors can change the knowledge base." in page.content.decode()
+    assert 'href="/upload/"' not in viewer_client.get("/").content.decode()
+
+
+def test_search_matches_every_word_anywhere(kb, viewer_client):
+    page = viewer_client.get("/kb/?q=kernel+image+cuda").content.decode()
+    assert "no kernel image" in page
+
+
+def test_web_triages_record_who_pasted(kb, viewer_client, viewer):
+    viewer_client.post("/", {"log": SM120})
+    assert TriageRecord.objects.get().user == viewer
+
+
+def test_a_paste_with_no_error_in_it_is_not_matched_by_its_empty_signature(kb, viewer_client):
+    from triage.services import triage_log
+
+    for text in ("123", "it doesnt work"):
+        result = triage_log(text)
+        assert result.verdict != "match", (text, [m.title for m in result.matches])
