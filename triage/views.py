@@ -67,8 +67,11 @@ def feedback_view(request: HttpRequest) -> HttpResponse:
     if entry is None:
         return HttpResponse("That entry no longer exists.", status=404)
     feedback_record(request.user, entry, fingerprint[:32], helpful == "1")
-    text = "Thanks: recorded that this fixed it." if helpful == "1" else "Thanks: it will rank lower for this failure."
-    return HttpResponse(f'<p class="feedback muted" role="status">{text}</p>')
+    return render(
+        request,
+        "triage/_feedback_done.html",
+        {"helpful": helpful == "1", "entry_id": entry.pk, "fingerprint": fingerprint[:32]},
+    )
 
 
 MAX_DAYS = 3650

@@ -208,3 +208,15 @@ def test_a_paste_with_no_error_in_it_is_not_matched_by_its_empty_signature(kb, v
     for text in ("123", "it doesnt work"):
         result = triage_log(text)
         assert result.verdict != "match", (text, [m.title for m in result.matches])
+
+
+def test_a_vote_can_be_changed(kb, viewer_client):
+    from kb.signature import signature_from_text
+
+    fingerprint = signature_from_text(SM120)[0].fingerprint
+    entry = _sm120()
+    first = viewer_client.post("/triage/feedback/", {"entry": entry.pk, "fingerprint": fingerprint, "helpful": "0"})
+    assert "Change to “this fixed it”" in first.content.decode()
+    viewer_client.post("/triage/feedback/", {"entry": entry.pk, "fingerprint": fingerprint, "helpful": "1"})
+    vote = Feedback.objects.get()
+    assert vote.helpful is True  # one vote, changed
