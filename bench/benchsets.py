@@ -53,6 +53,7 @@ class QueryTable:
     latency_ms: float
     qvec: np.ndarray | None = None  # the query's compact-signature embedding
     evecs: np.ndarray | None = None  # candidates × dim: the entries' embeddings
+    too_little: bool = False  # triage's rule: never a confident match (no error, hardly a word)
 
 
 def _spans(span_files: list[Path]) -> dict[str, list[tuple[int, int, str]]]:
@@ -141,6 +142,7 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
                     latency_ms=ms,
                     qvec=embedder.encode([compact_text(res.signature)])[0],
                     evecs=evecs.reshape(len(ids), embedder.dim),
+                    too_little=res.too_little,
                 )
             )
     return out

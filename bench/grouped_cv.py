@@ -174,6 +174,8 @@ def decide(t: QueryTable, s: np.ndarray, f: Fitted) -> Outcome:
     p = answer_probability(answer_row(t, s), f.answer_coef, f.answer_bias)
     if len(s) and t.factor[int(np.argmax(s))] < 1:
         p = 0.0  # the family-conflict rule: as triage does, never the answer
+    if t.too_little:
+        p = min(p, f.threshold * 0.99)  # as triage does: no error and hardly a word
     shown = int((s >= f.floor).sum()) if len(s) else 0
     verdict = "possible" if shown else "no_match"
     if shown and p >= f.threshold:

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
+from config.access import public_read  # noqa: F401 - the marker this middleware reads
 from triage.limits import body_too_large, too_large_message
 
 # Form posts whose whole body is a paste: refused with the paste page's own message when too big.
@@ -51,13 +52,6 @@ class BodySizeLimitMiddleware:
                 template = "triage/_results.html" if request.headers.get("HX-Request") else "triage/paste.html"
                 return render(request, template, {"error": too_large_message()}, status=413)
         return self.get_response(request)
-
-
-def public_read(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a view anonymous users may use when FIXBASE_PUBLIC_TRIAGE is on (reading, and the
-    paste form itself, which changes nothing but the trends counter)."""
-    view.public_read = True  # type: ignore[attr-defined]
-    return view
 
 
 class FixbaseLoginRequiredMiddleware(LoginRequiredMiddleware):

@@ -10,8 +10,8 @@ from django.http import FileResponse, Http404, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from config.access import public_read
 from config.http import HtmxHttpRequest as HttpRequest
-from config.middleware import public_read
 from ingest.dispatch import ingest_later, resume_abandoned
 from ingest.models import Document
 from ingest.parsers import FORMATS

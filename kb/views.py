@@ -13,8 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 from reversion.models import Version
 
+from config.access import public_read
 from config.http import HtmxHttpRequest as HttpRequest
-from config.middleware import public_read
 from kb.models import Entry, Merge
 from kb.permissions import can_edit, editor_required
 from kb.selectors import entry_list

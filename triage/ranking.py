@@ -233,6 +233,15 @@ def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corp
     return sum(corpus.idf(corpus.msg_df, t) for t in uniq if t in have) / total if total else 0.0
 
 
+MIN_WORDS_WITHOUT_ERROR = 4
+
+
+def too_little_to_match(query: Query, has_error: bool) -> bool:
+    """A paste with no error in it and hardly a word ("it doesnt work"): a shared word is no
+    evidence, so it is never a confident match (triage and grouped CV both apply this)."""
+    return not has_error and len(set(query.text_tokens)) < MIN_WORDS_WITHOUT_ERROR
+
+
 FAMILY_CONFLICT_FACTOR = 0.01
 
 

@@ -18,7 +18,15 @@ from kb.signature import Signature, compact_text, signature_from_text, telling_l
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
 from triage.lexical import error_region, raw_tokens
-from triage.ranking import Candidate, Query, RankerModel, load_model, query_from_signature, rank_candidates
+from triage.ranking import (
+    Candidate,
+    Query,
+    RankerModel,
+    load_model,
+    query_from_signature,
+    rank_candidates,
+    too_little_to_match,
+)
 from triage.snapshot import Snapshot, get_snapshot
 
 logger = logging.getLogger("fixbase.triage")
@@ -60,6 +68,7 @@ class TriageResult:
     secondary: tuple[ErrorBlock, ...] = ()
     confidence: float = 0.0  # the probability that the first match is the fix
     redacted_log: str = ""  # the paste as triage read it, secrets removed (what may be stored)
+    too_little: bool = False  # no error and hardly a word: never a confident match
 
 
 @lru_cache(maxsize=1)
@@ -122,8 +131,8 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
         confidence = max(confidence, threshold)  # people confirmed it fixed this very failure
     elif ranked and ranked[0].features.get("feedback", 0) < 0:
         confidence = min(confidence, threshold * 0.99)  # people said it did not: a lead at most
-    if choice.root is None and len(set(query.text_tokens)) < MIN_WORDS_WITHOUT_ERROR:
-        # No error in the paste and hardly a word ("it doesnt work"): a shared word is no evidence.
+    weak = too_little_to_match(query, choice.root is not None)
+    if weak:
         confidence = min(confidence, threshold * 0.99)
     verdict = verdict_of(confidence if matches else None, threshold)
     return TriageResult(
@@ -137,6 +146,7 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
         secondary=choice.secondary,
         confidence=round(confidence, 4),
         redacted_log=text,
+        too_little=weak,
     )
 
 
@@ -158,7 +168,6 @@ def _match(
     )
 
 
-MIN_WORDS_WITHOUT_ERROR = 4  # a paste with no error needs this many distinct words to be matched at all
 FEEDBACK_DEMOTION = 0.2  # a candidate's score is multiplied by this per net "didn't help"
 FEEDBACK_PROMOTION = 0.5  # and raised by this share of what is left per net "this fixed it"
 

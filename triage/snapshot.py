@@ -10,10 +10,9 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import connection
-from django.db.models import Max
 
 from kb.embedding import get_embedder
-from kb.models import Embedding, Entry, Occurrence
+from kb.models import Embedding, Entry
 from kb.normalize import error_family, tokenize
 from kb.selectors import EntryRecord, entry_records, kb_version
 from triage.corpus import Corpus, Doc, LayeredCorpus
@@ -28,7 +27,6 @@ class Watermark:
     max_pk: int
     count: int  # entries with a pk up to max_pk
     updated: datetime | None  # the newest updated_at among them
-    max_occurrence: int
 
 
 @dataclass(frozen=True)
@@ -113,9 +111,7 @@ def _docs_of(records: dict[int, EntryRecord], forget_others: bool = True) -> tup
 
 def _build(version: int) -> Snapshot:
     """1. Read every entry as a row; 2. tokenise the ones that changed; 3. build the indexes.
-    The problem text is dropped from the kept records once tokenised (the largest field)."""
-    # Read first: an occurrence added while the entries are read is then looked at again later.
-    max_occurrence = Occurrence.objects.aggregate(m=Max("pk"))["m"] or 0
+    The records are not kept: what a shown entry says is read when it is shown."""
     records = {r.id: r for r in entry_records()}
     name = get_embedder().name
     rows = Embedding.objects.filter(model_name=name, entry__merged_into__isnull=True).values_list(
@@ -137,7 +133,7 @@ def _build(version: int) -> Snapshot:
         size=len(records),
         vectors=vectors,
         vector_row=vector_row,
-        watermark=Watermark(max(records, default=0), len(records), updated, max_occurrence),
+        watermark=Watermark(max(records, default=0), len(records), updated),
     )
 
 

@@ -8,8 +8,8 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from config.access import public_read
 from config.http import HtmxHttpRequest as HttpRequest
-from config.middleware import public_read
 from kb.models import Entry
 from kb.permissions import can_edit, editor_required
 from kb.services import entry_create_from_paste
