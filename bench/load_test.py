@@ -13,26 +13,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _served import ROOT, free_port, fresh_env, manage
+
 SHARED = ROOT.parent / "shared"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def main() -> None:
@@ -41,22 +32,12 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=480)
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    data = tempfile.mkdtemp(prefix="fixbase-load-")
-    env = {**os.environ, "FIXBASE_DATA_DIR": data, "FIXBASE_LOG_LEVEL": "WARNING", "DJANGO_DEBUG": "0"}
+    env = fresh_env("fixbase-load-", DJANGO_DEBUG="0", DJANGO_ALLOWED_HOSTS="127.0.0.1")
     env.setdefault("DJANGO_SECRET_KEY", "load-test-only")
-    env["DJANGO_ALLOWED_HOSTS"] = "127.0.0.1"
     env.setdefault("FIXBASE_TORCH_THREADS", "1")  # as docker-compose.yml runs the web workers
-    env.pop("DATABASE_URL", None)
-    env.pop("REDIS_URL", None)
-
-    def manage(*a: str) -> str:
-        return subprocess.run(
-            [sys.executable, "manage.py", *a], cwd=ROOT, env=env, check=True, capture_output=True, text=True
-        ).stdout
-
-    manage("migrate", "-v0")
-    manage("ingest", str(SHARED / "bench" / "dev" / "corpus"), str(SHARED / "samples"))
-    token = manage("apitoken", "load").split()[-1]
+    manage(env, "migrate", "-v0")
+    manage(env, "ingest", str(SHARED / "bench" / "dev" / "corpus"), str(SHARED / "samples"))
+    token = manage(env, "apitoken", "load").split()[-1]
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",

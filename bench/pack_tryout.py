@@ -10,16 +10,12 @@ reports (the pack's second reports: real logs from public issue threads, never s
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _served import ROOT, free_port, fresh_env, manage, wait_for_port
+
 TRIED = (
     "trl-import-top-k-top-p-filtering",
     "infer-vllm-free-memory-below-utilization",
@@ -41,22 +37,11 @@ def main() -> None:
         for e in json.loads(f.read_text()):
             if e["id"] in TRIED:
                 reports[e["id"]] = (e["title"], e["reports"][1]["log"], e["reports"][1]["source"])
-    data = Path(tempfile.mkdtemp(prefix="fixbase-tryout-"))
-    env = {**os.environ, "FIXBASE_DATA_DIR": str(data), "FIXBASE_LOG_LEVEL": "WARNING"}
-    env.pop("DATABASE_URL", None)
-    env.pop("REDIS_URL", None)
-
-    def manage(*args: str) -> str:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, text=True
-        ).stdout
-
-    manage("migrate", "-v0")
-    print(manage("load_pack").strip())
-    token = manage("apitoken", "tryout").split()[-1]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    env = fresh_env("fixbase-tryout-")
+    manage(env, "migrate", "-v0")
+    print(manage(env, "load_pack").strip())
+    token = manage(env, "apitoken", "tryout").split()[-1]
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
         cwd=ROOT,
@@ -65,12 +50,7 @@ def main() -> None:
         stderr=subprocess.DEVNULL,
     )
     try:
-        for _ in range(60):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(1)
+        wait_for_port(port)
         print("| paste (another user's report) | verdict | first answer | right |")
         print("|---|---|---|---|")
         right = 0
