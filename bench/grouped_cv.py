@@ -26,10 +26,11 @@ from pathlib import Path
 import numpy as np
 from _django import ROOT, setup_throwaway
 from benchsets import QueryTable, collect
+from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
-from triage.ranking import ANSWER_FEATURES, FEATURES, answer_features
+from triage.ranking import AGAINST, ANSWER_FEATURES, FEATURES, answer_features
 
 # Collected per candidate: the candidate model's features, then what only the answer model reads.
 COLUMNS = FEATURES + tuple(k for k in ANSWER_FEATURES if k not in FEATURES and k not in ("logit_top", "gap"))
@@ -78,10 +79,28 @@ def train_rows(tables: Sequence[QueryTable], held_out: set[str], cols: list[int]
 def fit_weights(
     tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float
 ) -> tuple[np.ndarray, float]:
+    """The candidate model: L2-regularised logistic regression whose weights keep their signs
+    (triage.ranking.AGAINST counts against a candidate, every other feature for it)."""
     X, y = train_rows(tables, held_out, cols)
-    model = LogisticRegression(C=c, max_iter=2000)
-    model.fit(X, y)
-    return model.coef_[0], float(model.intercept_[0])
+    signs = [-1 if FEATURES[i] in AGAINST else 1 for i in cols]
+    return signed_logistic(X, y, c, signs)
+
+
+def signed_logistic(X: np.ndarray, y: np.ndarray, c: float, signs: Sequence[int]) -> tuple[np.ndarray, float]:
+    """Minimise the log loss plus |w|²/2C with each weight bounded to its sign (L-BFGS-B);
+    the objective is sklearn's LogisticRegression's, which has no bounds."""
+    d = X.shape[1]
+
+    def loss(wb: np.ndarray) -> tuple[float, np.ndarray]:
+        w, b = wb[:d], wb[d]
+        z = X @ w + b
+        p = 1 / (1 + np.exp(-np.clip(z, -30, 30)))
+        value = float(np.sum(np.logaddexp(0, z) - y * z) + 0.5 / c * w @ w)
+        return value, np.append(X.T @ (p - y) + w / c, np.sum(p - y))
+
+    bounds = [(0.0, None) if s > 0 else (None, 0.0) for s in signs] + [(None, None)]
+    res = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B", bounds=bounds)
+    return res.x[:d], float(res.x[d])
 
 
 def scores(t: QueryTable, coef: np.ndarray, bias: float, cols: list[int]) -> np.ndarray:
@@ -191,11 +210,30 @@ FoldFeature = Callable[[list[QueryTable], set[str]], tuple[list[QueryTable], lis
 
 
 def grouped_cv(
-    tables: list[QueryTable], cols: list[int], c: float, folds: int, fold_feature: FoldFeature | None = None
+    tables: list[QueryTable],
+    cols: list[int],
+    c: float,
+    folds: int,
+    fold_feature: FoldFeature | None = None,
+    repeats: int = 1,
+) -> list[Outcome]:
+    """Every query's outcome when its problem was held out, once per repeat. With `repeats` > 1
+    each repeat deals the problems into folds at random (seeds 0, 1, ...), and the outcomes of
+    all repeats are returned together, so every rate computed from them is the mean over repeats:
+    on 112 problems one split alone moves answered-right by about ±0.007."""
+    out: list[Outcome] = []
+    for seed in range(repeats):
+        out.extend(_grouped_cv_once(tables, cols, c, folds, fold_feature, seed if repeats > 1 else None))
+    return out
+
+
+def _grouped_cv_once(
+    tables: list[QueryTable], cols: list[int], c: float, folds: int, fold_feature: FoldFeature | None, seed: int | None
 ) -> list[Outcome]:
     groups = [t.problem for t in tables]
     out: list[Outcome] = []
-    for tr, te in GroupKFold(n_splits=folds).split(np.zeros(len(tables)), groups=groups):
+    splitter = GroupKFold(n_splits=folds, shuffle=seed is not None, random_state=seed)
+    for tr, te in splitter.split(np.zeros(len(tables)), groups=groups):
         held = {tables[i].problem for i in te}
         fold_tables, fold_cols = tables, cols
         if fold_feature is not None:
@@ -217,8 +255,8 @@ def report(name: str, outs: Sequence[Outcome]) -> dict[str, float]:
     )
     return {
         "set": name,
-        "known": len(known),
-        "unknown": len(unknown),
+        "known": len({(o.table.set_name, o.table.qid) for o in known}),  # queries, whatever the repeats
+        "unknown": len({(o.table.set_name, o.table.qid) for o in unknown}),
         "hit@1": sum(1 for o in known if o.rank == 1) / max(1, len(known)),
         "hit@5": sum(1 for o in known if o.rank) / max(1, len(known)),
         "mrr": sum(1 / o.rank for o in known if o.rank) / max(1, len(known)),
@@ -276,13 +314,18 @@ def commit() -> str:
 
 
 def print_misses(outs: Sequence[Outcome]) -> None:
+    """Each query answered wrong in any repeat, with how many repeats got it wrong."""
+    seen: dict[tuple[str, str], list[Outcome]] = {}
     for o in outs:
         known, right_first = o.table.known, o.rank == 1 and o.verdict == "match"
         if (known and not right_first) or (not known and o.verdict == "match"):
-            print(f"  miss {o.table.set_name:10s} {o.table.qid:60s} verdict={o.verdict:8s} rank={o.rank}")
+            seen.setdefault((o.table.set_name, o.table.qid), []).append(o)
+    for (set_name, qid), wrong in seen.items():
+        o = wrong[0]
+        print(f"  miss {set_name:10s} {qid:60s} verdict={o.verdict:8s} rank={o.rank} (x{len(wrong)})")
 
 
-def ablate(tables: list[QueryTable], cols: list[int], c: float, folds: int, base: float) -> None:
+def ablate(tables: list[QueryTable], cols: list[int], c: float, folds: int, base: float, repeats: int) -> None:
     """The CV figure without each feature, then without the family-conflict rule."""
 
     def line(what: str, r: dict[str, float]) -> str:
@@ -292,11 +335,12 @@ def ablate(tables: list[QueryTable], cols: list[int], c: float, folds: int, base
         )
 
     for f in [FEATURES[i] for i in cols]:
-        print(line(f, report("all", grouped_cv(tables, [i for i in cols if FEATURES[i] != f], c, folds))))
+        without = [i for i in cols if FEATURES[i] != f]
+        print(line(f, report("all", grouped_cv(tables, without, c, folds, repeats=repeats))))
     saved = [t.factor for t in tables]
     for t in tables:
         t.factor = np.ones_like(t.factor)
-    print(line("the family-conflict rule", report("all", grouped_cv(tables, cols, c, folds))))
+    print(line("the family-conflict rule", report("all", grouped_cv(tables, cols, c, folds, repeats=repeats))))
     for t, factor in zip(tables, saved, strict=True):
         t.factor = factor
 
@@ -328,6 +372,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true", help="fit on everything and write triage/ranker_weights.json")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=5, help="random fold assignments averaged (1: GroupKFold's own)")
     ap.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
     ap.add_argument("--drop", action="append", default=[], help="leave a feature out (ablation)")
     ap.add_argument("--ablate", action="store_true", help="also report the CV figures without each feature")
@@ -346,9 +391,9 @@ def main() -> None:
 
         tables = load_tables(args.cache, COLUMNS, args.pack)
         cols = [i for i, f in enumerate(FEATURES) if f not in args.drop]
-        outs = grouped_cv(tables, cols, args.C, args.folds)
+        outs = grouped_cv(tables, cols, args.C, args.folds, repeats=args.repeats)
         print(
-            f"grouped {args.folds}-fold CV by problem, commit {commit()}, "
+            f"grouped {args.folds}-fold CV by problem, mean of {args.repeats} random fold assignments, commit {commit()}, "
             f"{len(tables)} queries on {len({t.problem for t in tables})} problems"
         )
         present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
@@ -362,7 +407,7 @@ def main() -> None:
         if args.show:
             print_misses(outs)
         if args.ablate:
-            ablate(tables, cols, args.C, args.folds, report("all", outs)["answered_right"])
+            ablate(tables, cols, args.C, args.folds, report("all", outs)["answered_right"], args.repeats)
         if args.write:
             write_weights(WEIGHTS_PATH, tables, cols, args.C, args.folds)
     finally:

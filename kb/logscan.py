@@ -111,6 +111,8 @@ def clean_line(raw: str) -> CleanLine:
     text = text.rstrip()
     if "`" in prefix_parts:
         text = text.removesuffix("`").rstrip()
+    if "**" in prefix_parts:
+        text = text.removesuffix("**").rstrip()
     if "```" in text:  # a markdown fence closed (or opened) on the error's own line
         text = FENCE_TAIL_RE.sub("", text)
     return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)

@@ -186,7 +186,7 @@ def tokenize(text: str) -> list[str]:
 
 def module_of(path: str) -> str:
     """Dotted module for a frame path: site-packages prefix stripped, else from a known package."""
-    p = path.replace("\\", "/")
+    p = path.replace("\\", "/").replace("*", "")  # markdown bold around part of a pasted path
     for marker in ("site-packages/", "dist-packages/"):
         if marker in p:
             p = p.rsplit(marker, 1)[1]
@@ -223,3 +223,31 @@ def error_family(masked_message: str) -> tuple[str, frozenset[str]] | None:
     family = "nccl" if family.startswith("nccl") else family
     words = frozenset(t for t in tokenize(m.group("specific")[:300]) if t not in FAMILY_NOISE and "_" not in t)
     return (family, words) if words else None
+
+
+# What tells two errors of one wording apart, which masking would merge: the quoted name
+# ('GRPOConfig' vs 'DataCollatorForCompletionOnlyLM'), the called function, the command-line
+# flag or linked library (-lcuda vs -lcurand), the error code (Error 802 vs Error 804).
+SLOT_QUOTED_RE = re.compile(r"(?<![\w'\"`])['\"`‘“]([^\s'\"`’”]{2,100})['\"`’”]")
+SLOT_CALL_RE = re.compile(r"\b([A-Za-z_][\w.]*[A-Za-z_]\w*)\(\)")
+SLOT_FLAG_RE = re.compile(r"(?<![\w/.<>-])(--?[A-Za-z][\w.+-]*)")
+SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:=(#]?\s*(-?\d{1,4})\b", re.I)
+# The port says which service a connection was for (6379 Redis, 29500 torch.distributed), where
+# the address differs from user to user.
+SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
+SLOT_DIGITS_RE = re.compile(r"\d+")
+
+
+def _slot(value: str) -> str:
+    value = value.strip(".,:;()[]{}").replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return SLOT_DIGITS_RE.sub("#", value.split("=", 1)[0])
+
+
+def message_slots(raw_message: str) -> tuple[str, ...]:
+    """The distinguishing values of an error message, normalised (digits as #, paths as their
+    file name): quoted names, called functions, flags and linked libraries, error codes, ports."""
+    text = raw_message[:1000]
+    found = [_slot(v) for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE) for v in rx.findall(text)]
+    found += [f"code:{c}" for c in SLOT_CODE_RE.findall(text)]
+    found += [f"port:{p}" for p in SLOT_PORT_RE.findall(text)]
+    return tuple(dict.fromkeys(s for s in found if len(s.strip("#")) >= 2 or s.startswith(("code:", "port:"))))

@@ -33,6 +33,7 @@ class Doc:
     family: tuple[str, frozenset[str]] | None = None
     origin: str = "team"
     has_fix: bool = True
+    slots: tuple[str, ...] = ()  # the message's distinguishing values (kb.normalize.message_slots)
 
 
 class Corpus:

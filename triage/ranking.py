@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kb.normalize import error_family, tokenize
+from kb.normalize import error_family, message_slots, tokenize
 from kb.signature import Signature, exception_relation
 from triage.corpus import Corpus, Doc
 
@@ -34,7 +34,14 @@ FEATURES = (
     "msg_cover_entry",
     "raw_cover",
     "raw_cover_margin",
+    "slot_jaccard",
+    "slot_conflict",
+    "type_conflict",
 )
+# Evidence against a candidate; every other feature is evidence for it. The fit keeps the
+# weights to those signs, so correlated features cannot flip one ("the same exception type
+# lowers the score") to fit a few hundred queries.
+AGAINST = frozenset({"slot_conflict", "type_conflict"})
 WEIGHTS_PATH = Path(__file__).with_name("ranker_weights.json")
 FRAME_DECAY = 0.35
 VERSION_TOKEN_RE = re.compile(r"(?<![\w.])\d+\.\d+\.\d+(?![\w.])")
@@ -47,6 +54,7 @@ class Query:
     ctx_tokens: tuple[str, ...]
     text_tokens: tuple[str, ...]
     raw_tokens: tuple[str, ...] = ()
+    slots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,7 +151,14 @@ def query_from_signature(sig: Signature, extra_text: str = "", raw_tokens: Seque
     msg = message_tokens(sig.message, sig.raw_message)
     ctx = tuple(t for c in sig.context for t in tokenize(c))
     text = tuple(list(msg) + list(ctx) + frame_tokens(sig.frames[:8]) + tokenize(extra_text))
-    return Query(sig=sig, msg_tokens=msg, ctx_tokens=ctx, text_tokens=text, raw_tokens=tuple(raw_tokens))
+    return Query(
+        sig=sig,
+        msg_tokens=msg,
+        ctx_tokens=ctx,
+        text_tokens=text,
+        raw_tokens=tuple(raw_tokens),
+        slots=message_slots(sig.raw_message),
+    )
 
 
 def cosine(a: dict[str, float], b: dict[str, float]) -> float:
@@ -207,6 +222,8 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
     else:
         type_rel = 0.0
     return {
+        # Two named exception types that are unrelated, as opposed to a side that names none.
+        "type_conflict": float(bool(sig.exc_type and doc.exc_type) and type_rel == 0.0),
         "msg_cos": cosine(qv.msg, doc_msg),
         "ctx_cos": cosine(qv.msg_ctx, doc_ctx),
         "type_rel": type_rel,
@@ -216,7 +233,19 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         # Two pastes with no error in them share the empty signature's fingerprint: not a match.
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint and query.msg_tokens else 0.0,
         "msg_cover_entry": message_cover(doc.msg_tokens, qv.msg_ctx_tokens, corpus),
+        **slot_agreement(query.slots, doc.slots),
     }
+
+
+def slot_agreement(q: Sequence[str], e: Sequence[str]) -> dict[str, float]:
+    """How the two messages' distinguishing values (kb.normalize.message_slots) agree: their
+    Jaccard overlap, and whether each side names something the other does not (the same
+    wording about a different name, library or code)."""
+    if not q or not e:
+        return {"slot_jaccard": 0.0, "slot_conflict": 0.0}
+    qs, es = set(q), set(e)
+    both = qs & es
+    return {"slot_jaccard": len(both) / len(qs | es), "slot_conflict": float(bool(qs - both) and bool(es - both))}
 
 
 def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corpus: Corpus) -> float:
@@ -320,8 +349,15 @@ def rank_candidates(
             score *= FAMILY_CONFLICT_FACTOR
         out.append(Candidate(doc_id=doc.id, features=feats, score=score))
     out = team_before_pack(out, corpus)
+    # Among equal scores, the entry with the very same error (fingerprint) first.
     out.sort(
-        key=lambda c: (-c.score, not corpus.docs[c.doc_id].has_fix, corpus.docs[c.doc_id].origin == "pack", c.doc_id)
+        key=lambda c: (
+            -c.score,
+            not c.features.get("fingerprint"),
+            not corpus.docs[c.doc_id].has_fix,
+            corpus.docs[c.doc_id].origin == "pack",
+            c.doc_id,
+        )
     )
     return out
 

@@ -13,7 +13,7 @@ from django.db import connection
 
 from kb.embedding import get_embedder
 from kb.models import Embedding, Entry
-from kb.normalize import error_family, tokenize
+from kb.normalize import error_family, message_slots, tokenize
 from kb.selectors import EntryRecord, entry_records, kb_version
 from triage.corpus import Corpus, Doc, LayeredCorpus
 from triage.lexical import RawLexicalIndex, raw_tokens
@@ -71,6 +71,7 @@ def doc_of(rec: EntryRecord) -> Doc:
         family=error_family(rec.message),
         origin=rec.origin,
         has_fix=bool(rec.remedy_markdown.strip()),
+        slots=message_slots(rec.raw_message),
     )
 
 

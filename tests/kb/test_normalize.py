@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from kb.normalize import mask_message, module_of, tokenize
+from kb.normalize import mask_message, message_slots, module_of, tokenize
 
 
 def test_masking_removes_what_differs_between_users():
@@ -65,3 +65,32 @@ def test_error_families_keep_what_went_wrong():
         frozenset({"internal"}),
     )
     assert error_family("max_tokens must be at least 1") is None
+
+
+def test_slots_keep_the_names_masking_would_merge():
+    assert message_slots(
+        "cannot import name 'GRPOConfig' from 'trl' (/usr/lib/python3.11/site-packages/trl/__init__.py)"
+    ) == (
+        "grpoconfig",
+        "trl",
+    )
+    assert message_slots("/usr/bin/ld: cannot find -lcurand: No such file or directory") == ("-lcurand",)
+    assert "code:802" in message_slots(
+        "Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized"
+    )
+    assert message_slots("DPOTrainer.__init__() got an unexpected keyword argument 'max_prompt_length'") == (
+        "max_prompt_length",
+        "dpotrainer.__init__",
+    )
+
+
+def test_slots_ignore_prose_apostrophes_and_mask_numbers():
+    assert message_slots("Your setup doesn't support bf16/gpu.") == ()
+    assert message_slots("version `GLIBCXX_3.4.30' not found (required by /opt/x/libfoo.so)") == ("glibcxx_#.#.#",)
+    assert message_slots("unrecognized arguments: --local_rank=3") == ("--local_rank",)
+
+
+def test_slots_keep_the_port_of_a_connection_not_the_address():
+    redis = message_slots("Error 111 connecting to 10.0.3.7:6379. Connection refused.")
+    assert "port:6379" in redis and not any("10.0" in s for s in redis)
+    assert message_slots("The client socket has failed to connect to [localhost]:29500 (errno: 99)")[-1] == "port:29500"

@@ -135,3 +135,18 @@ def test_warnings_pasted_in_fences_with_a_complaint_become_a_chat_entry():
         5,
     )
     assert pair_turns([code, turns[1]]) == []
+
+
+def test_error_line_in_markdown_bold_from_a_chat():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "D:\\work\\qyQwen\\minimind-master\\5-dpo_train.py", line 49, in <module>\n'
+        "    dpo_trainer = DPOTrainer(\n"
+        '  File "D:\\Anaconda3\\envs\\minni\\lib\\site-packages\\**transformers\\utils\\deprecation.py**", line 165, '
+        "in wrapped_func\n"
+        "    return func(*args, **kwargs)\n"
+        "**TypeError: __init__() got an unexpected keyword argument 'beta'**\n"
+    )
+    sig, _ = signature_from_text(text)
+    assert sig.exc_type == "TypeError" and sig.raw_message.endswith("'beta'")
+    assert sig.frames[0] == "transformers.utils.deprecation:wrapped_func"

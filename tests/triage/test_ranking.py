@@ -93,3 +93,13 @@ def test_your_numbers_skip_the_library_hint_text(samples_kb):
         "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1"
     )
     assert result.matches and not any("CUDA_LAUNCH_BLOCKING" in n for n in result.matches[0].explanation.numbers)
+
+
+def test_slot_agreement_tells_another_name_in_the_same_wording():
+    from triage.ranking import slot_agreement
+
+    other_name = slot_agreement(("datacollatorforcompletiononlylm", "trl"), ("grpoconfig", "trl"))
+    assert other_name == {"slot_jaccard": 1 / 3, "slot_conflict": 1.0}
+    assert slot_agreement(("-lcuda",), ("-lcuda",)) == {"slot_jaccard": 1.0, "slot_conflict": 0.0}
+    # A side that names nothing is no evidence either way.
+    assert slot_agreement((), ("grpoconfig",)) == {"slot_jaccard": 0.0, "slot_conflict": 0.0}
