@@ -34,9 +34,16 @@ def raw_tokens(text: str) -> list[str]:
 def error_region(text: str, blocks: Sequence[ErrorBlock], fallback: Sequence[str]) -> str:
     """The lines of the paste around its errors (informational lines, config dumps and lines
     repeated by other ranks left out); `fallback` lines when it has none."""
-    blocks = [b for b in blocks if b.kind != "warning" and not b.symptom] or list(blocks[:1])
-    if not blocks:
-        return "\n".join(fallback)
+    errors = [b for b in blocks if b.kind != "warning" and not b.symptom]
+    if errors:
+        return _lines_around(text, errors)
+    # Only a warning or a symptom: in a job log that is as likely start-up noise as the failure,
+    # so the paste's last telling lines (where a job dies) are read with it.
+    head = _lines_around(text, blocks[:1]) if blocks else ""
+    return "\n".join([head, *fallback]) if head else "\n".join(fallback)
+
+
+def _lines_around(text: str, blocks: Sequence[ErrorBlock]) -> str:
     lines = text.splitlines()
     numbers: set[int] = set()
     for b in blocks:

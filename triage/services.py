@@ -101,9 +101,9 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
     # With no error in it, the paste's own words (a hang described in words) are the query.
     telling = telling_lines(text)
     region = error_region(text, (choice.root, *choice.secondary) if choice.root else (), telling)
-    query = query_from_signature(
-        sig, extra_text="\n".join(telling) if choice.root is None else "", raw_tokens=raw_tokens(region)
-    )
+    # A root that is only a warning may be noise: the paste's last telling lines count as well.
+    weak_root = choice.root is None or choice.root.kind == "warning"
+    query = query_from_signature(sig, extra_text="\n".join(telling) if weak_root else "", raw_tokens=raw_tokens(region))
     snap = get_snapshot()
     embedder = get_embedder()
     qvec = embedder.encode([compact_text(sig)])[0]
