@@ -100,12 +100,19 @@ def build(size: int, data: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def measure(size: int) -> None:
-    data = Path(tempfile.mkdtemp(prefix=f"fixbase-scale-{size}-"))
+def measure(size: int, keep: Path | None = None) -> None:
+    """Build a knowledge base of `size` entries (or reuse the one kept in `keep`), then measure."""
+    data = keep / str(size) if keep else Path(tempfile.mkdtemp(prefix=f"fixbase-scale-{size}-"))
+    data.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "FIXBASE_DATA_DIR": str(data), "FIXBASE_EMBEDDER": "fake", "FIXBASE_LOG_LEVEL": "WARNING"}
     env.pop("DATABASE_URL", None)
     env.pop("REDIS_URL", None)
-    secs = build(size, data, env)
+    built = data / "ingest-seconds"
+    if built.exists():
+        secs = float(built.read_text())
+    else:
+        secs = build(size, data, env)
+        built.write_text(str(secs))
     out = subprocess.run(
         [sys.executable, __file__, "--inner", str(size)], cwd=ROOT, env=env, check=True, capture_output=True, text=True
     )
@@ -164,12 +171,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[10000, 100000])
     ap.add_argument("--inner", type=int)
+    ap.add_argument("--keep", type=Path, help="keep each knowledge base in KEEP/<size> and reuse it when there")
     args = ap.parse_args()
     if args.inner:
         inner(args.inner)
         return
     for size in args.sizes:
-        measure(size)
+        measure(size, args.keep)
 
 
 if __name__ == "__main__":
