@@ -19,6 +19,7 @@ from triage.lexical import Postings
 __all__ = ["Corpus", "Doc", "LayeredCorpus"]
 
 DOC_CACHE = 20_000  # decoded entries kept per corpus (a triage scores ~30–90)
+IDF_CACHE = 200_000  # words whose IDF is remembered per corpus
 MAX_DF_SHARE = 0.6  # words in more of the entries than this are this knowledge base's boilerplate
 
 
@@ -27,13 +28,10 @@ class DocFreq:
 
     def __init__(self, parts: Sequence[EntryTable], field: str) -> None:
         self.parts, self.field = parts, field
-        self._get = lru_cache(maxsize=200_000)(self._count)
-
-    def _count(self, token: str) -> int:
-        return sum(p.df(self.field, token) for p in self.parts)
+        self.idf_of: dict[str, float] = {}  # filled by `Corpus.idf`: ranking asks for the same words often
 
     def get(self, token: str, default: int = 0) -> int:
-        return self._get(token) or default
+        return sum(p.df(self.field, token) for p in self.parts) or default
 
 
 class DocStore:
@@ -91,7 +89,7 @@ class RawText:
             cols = [c for t in uniq if (c := p.vocab.get(t)) is not None and p.raw.df[c]]
             for pos, score in p.raw.top(cols, [1.0] * len(cols), k, exact=self.exact):
                 best.append((score, int(p.pks[pos])))
-        best.sort(key=lambda sp: -sp[0])
+        best.sort(key=lambda sp: (-sp[0], sp[1]))
         return [pk for _, pk in best[:k]]
 
     def df(self, token: str) -> int:
@@ -179,7 +177,12 @@ class Corpus:
         return self.tfidf(d.msg_tokens), self.tfidf(d.msg_tokens + d.ctx_tokens)
 
     def idf(self, df: DocFreq, token: str) -> float:
-        return math.log(1.0 + (self.n + 1) / (df.get(token, 0) + 0.5))
+        cached = df.idf_of.get(token)
+        if cached is None:
+            if len(df.idf_of) > IDF_CACHE:
+                df.idf_of.clear()
+            cached = df.idf_of[token] = math.log(1.0 + (self.n + 1) / (df.get(token, 0) + 0.5))
+        return cached
 
     def tfidf(self, tokens: Sequence[str]) -> dict[str, float]:
         counts = Counter(tokens)
@@ -209,7 +212,7 @@ class Corpus:
                     cols.append(col)
                     weights.append(m)
             both.extend((int(p.pks[pos]), s) for pos, s in index.top(cols, weights, k, exact=self.exact))
-        return sorted(both, key=lambda kv: -kv[1])[:k]
+        return sorted(both, key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
 class LayeredCorpus(Corpus):

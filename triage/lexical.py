@@ -175,8 +175,7 @@ class Postings:
         if len(skipped):
             keep = np.flatnonzero(total + float(reach[skipped].sum()) * (1 + 1e-6) >= theta)
             if len(keep) > RERANK * k:
-                keep = keep[np.argpartition(-total[keep], RERANK * k - 1)[: RERANK * k]]
-                keep.sort()
+                keep = keep[_at_least_kth(total[keep], RERANK * k)]
             total, within = total[keep], within[keep]
             # Most reach first; after each list, what the rest can add shrinks, the k-th best
             # partial score is a lower bound too, and entries that can no longer reach it go.
@@ -233,9 +232,19 @@ def _summed(index: Postings, cols: np.ndarray, mult: np.ndarray) -> tuple[np.nda
 
 
 def _best(scores: np.ndarray, positions: np.ndarray, k: int) -> list[tuple[int, float]]:
-    if not len(scores):
-        return []
-    k = min(k, len(scores))
-    best = np.argpartition(-scores, k - 1)[:k]
-    best = best[np.argsort(-scores[best], kind="stable")]
-    return [(int(positions[j]), float(scores[j])) for j in best if scores[j] > 0]
+    """The k best (position, score) with a positive score, best first; among equal scores the
+    first position wins, so which of many tied entries are kept does not depend on the path."""
+    keep = scores > 0
+    scores, positions = scores[keep], positions[keep]
+    chosen = _at_least_kth(scores, k)
+    scores, positions = scores[chosen], positions[chosen]
+    order = np.lexsort((positions, -scores))[:k]
+    return [(int(positions[j]), float(scores[j])) for j in order]
+
+
+def _at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indexes of the scores at least as high as the k-th highest (all of them when fewer)."""
+    if len(scores) <= k:
+        return np.arange(len(scores))
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+    return np.flatnonzero(scores >= kth)
