@@ -64,7 +64,8 @@ class _RaggedBuilder:
 
 
 def _np(buf: array, dtype: type) -> np.ndarray:  # type: ignore[type-arg]
-    return np.frombuffer(buf, dtype=dtype).copy() if len(buf) else np.zeros(0, dtype=dtype)
+    """The buffer as an array, without a copy (the buffer is not grown after this)."""
+    return np.frombuffer(buf, dtype=dtype) if len(buf) else np.zeros(0, dtype=dtype)
 
 
 STRING_FIELDS = ("exc_type", "pattern", "kind", "framework", "origin", "family")
@@ -86,12 +87,25 @@ def fingerprint_code(fp: str, odd: dict[int, str]) -> int:
     return code
 
 
+class _Vocabulary(dict[str, int]):
+    """Word → id; a word not seen yet gets the next id (readers use `get`, which adds nothing)."""
+
+    def __missing__(self, word: str) -> int:
+        self[word] = len(self)
+        return len(self) - 1
+
+
+def _capped(counts: Iterable[int]) -> list[int]:
+    out = list(counts)
+    return out if max(out, default=0) <= 65535 else [min(c, 65535) for c in out]
+
+
 class TableBuilder:
     """Collects entries one at a time (in increasing pk order) into the arrays of an `EntryTable`,
     so a build holds the knowledge base's words once, never a Python object per entry."""
 
     def __init__(self) -> None:
-        self.vocab: dict[str, int] = {}
+        self.vocab: dict[str, int] = _Vocabulary()
         self.pks = array("q")
         self.msg, self.ctx, self.frames = _RaggedBuilder(), _RaggedBuilder(), _RaggedBuilder()
         self.family_words = _RaggedBuilder()
@@ -109,8 +123,7 @@ class TableBuilder:
         return len(self.pks)
 
     def _ids(self, tokens: Iterable[str]) -> list[int]:
-        vocab = self.vocab
-        return [vocab.setdefault(t, len(vocab)) for t in tokens]
+        return list(map(self.vocab.__getitem__, tokens))
 
     def _code(self, name: str, value: str) -> None:
         table = self.strings[name]
@@ -128,11 +141,11 @@ class TableBuilder:
         self.frame_seen.extend(set(frames))
         text = Counter(self._ids(doc.text_tokens))
         self.text.add(text.keys())
-        self.text_tf.extend(min(c, 65535) for c in text.values())
+        self.text_tf.extend(_capped(text.values()))
         self.text_len.append(len(doc.text_tokens))
         raw = Counter(self._ids(raw_tokens or [EMPTY_RAW]))
         self.raw.add(raw.keys())
-        self.raw_tf.extend(min(c, 65535) for c in raw.values())
+        self.raw_tf.extend(_capped(raw.values()))
         self.raw_len.append(max(1, len(raw_tokens)))
         for name in ("exc_type", "pattern", "kind", "framework", "origin"):
             self._code(name, getattr(doc, name))
@@ -148,24 +161,19 @@ class TableBuilder:
     def build(self) -> EntryTable:
         """1. The signature BM25 (term weights by entry → read by word); 2. the raw-text BM25 (bm25s's
         scores, IDF included); 3. document frequencies; 4. the per-entry fields."""
-        n, n_words = len(self.pks), len(self.vocab)
+        n_words = len(self.vocab)
         text = self.text.freeze()
         lengths = _np(self.text_len, np.int32).astype(np.float64)
-        row_of = np.repeat(np.arange(n, dtype=np.int32), np.diff(text.offsets))
-        signature = Postings(
-            text.offsets, text.values, signature_bm25_weights(_np(self.text_tf, np.uint16), lengths, row_of), n_words
-        )
-        del self.text_tf, row_of
+        weights = signature_bm25_weights(_np(self.text_tf, np.uint16), lengths, text.offsets)
+        signature = Postings(text.offsets, text.values, weights, n_words)
+        del self.text_tf, weights
         raw = self.raw.freeze()
         del self.raw
-        raw_df = np.bincount(raw.values, minlength=n_words)
-        row_of = np.repeat(np.arange(n, dtype=np.int32), np.diff(raw.offsets))
-        raw_weights = raw_bm25_weights(
-            _np(self.raw_tf, np.uint16), _np(self.raw_len, np.int32).astype(np.float64), row_of, raw_df[raw.values]
-        )
-        del row_of, self.raw_tf
-        raw_index = Postings(raw.offsets, raw.values, raw_weights, n_words)
-        del raw, raw_weights, raw_df
+        lengths = _np(self.raw_len, np.int32).astype(np.float64)
+        weights = raw_bm25_weights(_np(self.raw_tf, np.uint16), lengths, raw.offsets, raw.values)
+        del self.raw_tf
+        raw_index = Postings(raw.offsets, raw.values, weights, n_words)
+        del raw, weights
         words = [""] * n_words
         for word, i in self.vocab.items():
             words[i] = word

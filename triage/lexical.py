@@ -11,7 +11,7 @@ sparse matrix of per-(entry, word) weights, read by word. Pure Python, no Django
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -65,23 +65,45 @@ def lucene_idf(n: int, df: np.ndarray | int) -> np.ndarray | float:
     return np.log(1.0 + (n - np.asarray(df, dtype=np.float64) + 0.5) / (np.asarray(df, dtype=np.float64) + 0.5))
 
 
-def raw_bm25_weights(tf: np.ndarray, lengths: np.ndarray, row_of: np.ndarray, df_of: np.ndarray) -> np.ndarray:
+def raw_bm25_weights(tf: np.ndarray, lengths: np.ndarray, offsets: np.ndarray, words: np.ndarray) -> np.ndarray:
     """bm25s's "lucene" score of each (entry, word): idf(df) · tf / (tf + k1·(1 − b + b·len/avg)),
-    in float32 as bm25s stores it. `row_of` gives each weight's entry, `df_of` its word's df."""
+    in float32 as bm25s stores it. Entry i's words are words[offsets[i]:offsets[i + 1]]."""
     avg = float(lengths.mean()) if len(lengths) else 1.0
-    tf32 = tf.astype(np.float32)
-    tfc = tf32 / (RAW_K1 * ((1 - RAW_B) + RAW_B * lengths[row_of] / avg) + tf32)
-    idf = np.asarray(lucene_idf(len(lengths), df_of), dtype=np.float32)
-    return (idf * tfc).astype(np.float32)
+    idf = np.asarray(lucene_idf(len(lengths), np.bincount(words)), dtype=np.float32)
+
+    def chunk(rows: np.ndarray, at: slice) -> np.ndarray:
+        tf32 = tf[at].astype(np.float32)
+        tfc = tf32 / (RAW_K1 * ((1 - RAW_B) + RAW_B * lengths[rows] / avg) + tf32)
+        return (idf[words[at]] * tfc).astype(np.float32)
+
+    return _by_entry_chunks(offsets, chunk)
 
 
-def signature_bm25_weights(tf: np.ndarray, lengths: np.ndarray, row_of: np.ndarray) -> np.ndarray:
+def signature_bm25_weights(tf: np.ndarray, lengths: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """The term part of BM25 over signature tokens (the IDF is applied per query, from document
     frequencies that may span several indexes): tf·(k1+1) / (tf + k1·(1 − b + b·len/avg))."""
     avg = float(lengths.mean()) if len(lengths) else 1.0
-    tf64 = tf.astype(np.float64)
-    norm = SIGNATURE_K1 * (1 - SIGNATURE_B + SIGNATURE_B * lengths[row_of] / (avg or 1.0))
-    return (tf64 * (SIGNATURE_K1 + 1) / (tf64 + norm)).astype(np.float32)
+
+    def chunk(rows: np.ndarray, at: slice) -> np.ndarray:
+        tf64 = tf[at].astype(np.float64)
+        norm = SIGNATURE_K1 * (1 - SIGNATURE_B + SIGNATURE_B * lengths[rows] / (avg or 1.0))
+        return (tf64 * (SIGNATURE_K1 + 1) / (tf64 + norm)).astype(np.float32)
+
+    return _by_entry_chunks(offsets, chunk)
+
+
+def _by_entry_chunks(
+    offsets: np.ndarray, weigh: Callable[[np.ndarray, slice], np.ndarray], entries: int = 50_000
+) -> np.ndarray:
+    """Weights computed for a chunk of entries at a time, so that the float64 temporaries of a
+    million entries' tens of millions of postings never exist at once."""
+    out = np.empty(int(offsets[-1]), dtype=np.float32)
+    for first in range(0, len(offsets) - 1, entries):
+        last = min(first + entries, len(offsets) - 1)
+        at = slice(int(offsets[first]), int(offsets[last]))
+        rows = np.repeat(np.arange(first, last), np.diff(offsets[first : last + 1]))
+        out[at] = weigh(rows, at)
+    return out
 
 
 class Postings:
