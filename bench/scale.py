@@ -20,6 +20,7 @@ import os
 import random
 import resource
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
@@ -149,8 +150,10 @@ def inner(size: int, recall: bool = True) -> None:
     short = timed(queries[:60])
     long = timed(long_queries[:60])
     after, visible = [], []
+    run = "".join(random.choices(string.ascii_lowercase, k=8))
     for k in range(3):
-        probe = f"KeyError: 'scale_probe_{'xyz'[k]}'"
+        # Letters of its own each run (numbers are masked), so a kept knowledge base gets a new entry.
+        probe = f"KeyError: 'scale_probe_{'xyz'[k]}_{run}'"
         entries_ingest([NewEntry(f"probe {k}", probe, "fix", "probe.log", None, 1, 1, 1, 1)])
         t = time.perf_counter()
         found = triage_log(probe).matches[:1]
