@@ -1,4 +1,4 @@
-"""Lexical retrieval over the raw text of entries' problems (BM25, via bm25s).
+"""Lexical retrieval over the raw text of entries' problems, and the BM25 indexes ranking reads.
 
 Signatures fail on pastes that do not look like Python tracebacks (compiler errors, a
 debugger's "Exception has occurred", an error quoted in prose); the words of the lines around
@@ -114,7 +114,8 @@ class Postings:
     `top` does not sum the long lists of the words most entries share (MaxScore): the most a
     word can add is its multiplier times its largest weight; the words whose most, added up,
     stays below a k-th best score already found are not summed, and the best entries within
-    reach of that score are completed from them by binary search. Its recall against `exact`
+    reach of that score are completed from them by binary search. Past READ_BUDGET postings the
+    remaining lists are treated the same way, which is approximate; its recall against `exact`
     (every list summed) is measured by bench/scale.py."""
 
     def __init__(self, offsets: np.ndarray, words: np.ndarray, weights: np.ndarray, n_words: int) -> None:
@@ -189,6 +190,15 @@ class Postings:
         # (a hair of slack, so rounding never drops an entry)
         skipped = by_reach[np.cumsum(reach[by_reach]) * (1 + 1e-6) < theta]
         read = np.setdiff1d(np.arange(len(col_arr)), skipped)
+        # In a very large index even those lists can be long: read them shortest first up to a
+        # budget of postings; the others are looked up like the skipped ones. An entry holding
+        # none of the words read is then missed: the one shortcut that is not exact.
+        read = read[np.argsort(self.df[col_arr[read]], kind="stable")]
+        fits = np.cumsum(self.df[col_arr[read]]) <= READ_BUDGET
+        fits[0] = True
+        skipped = np.concatenate([skipped, read[~fits]])
+        skipped = skipped[np.argsort(reach[skipped], kind="stable")]
+        read = read[fits]
         total, within = _summed(self, col_arr[read], mult[read])
         # 3. Complete, from the skipped lists, the scores of the entries within reach of it, by
         #    binary search. Entries whose partial score cannot reach it are dropped; of the rest,
@@ -229,8 +239,9 @@ class Postings:
         return float(np.partition(full, len(full) - k)[len(full) - k])
 
 
-RERANK = 100  # entries completed per wanted one when the skipped words leave many within reach
-SHORT_QUERY_POSTINGS = 50_000  # below this many postings, summing them all is as quick as skipping
+RERANK = 50  # entries completed per wanted one when the skipped words leave many within reach
+SHORT_QUERY_POSTINGS = 50_000
+READ_BUDGET = 250_000  # postings summed in full at most (a query reads ~10⁵ of them at 10⁵ entries)  # below this many postings, summing them all is as quick as skipping
 
 
 def _summed(index: Postings, cols: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
