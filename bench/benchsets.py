@@ -127,7 +127,8 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
             factor = np.array([m.features.get("rule_factor", 1.0) for m in res.matches])
             snap, embedder = get_snapshot(), get_embedder()
             zero = np.zeros(embedder.dim, dtype=np.float32)
-            evecs = np.array([v if (v := snap.vector(int(i))) is not None else zero for i in ids], dtype=np.float32)
+            stored = snap.vectors_of([int(i) for i in ids])
+            evecs = np.array([stored.get(int(i), zero) for i in ids], dtype=np.float32)
             out.append(
                 QueryTable(
                     set_name=set_name,

@@ -1,13 +1,15 @@
 """Triage on large knowledge bases (fake embedder: ranking and Python overhead alone).
 
-    .venv/bin/python bench/scale.py [--sizes 10000 100000]
+    .venv/bin/python bench/scale.py [--sizes 10000 100000 1000000] [--keep DIR] [--no-recall]
 
-For each size, a knowledge base is built in a fresh data directory from mutations of the real
+For each size, a knowledge base is built in a fresh data directory (or in DIR/<size>, reused
+when it is there: building a million entries takes tens of minutes) from mutations of the real
 failures of the shared benchmarks (their root errors with other frames, numbers, paths, words and
 library versions), ingested through `manage.py ingest` as raw logs. Then, in one process:
 warm triage p50/p95 for short pastes (a real query) and for 300-line pastes (the same inside
 real job-log noise), the first triage after a write, how long until the written entry is matched,
-and the process's peak RSS.
+the process's peak RSS, and recall@5 of the ranking against exact ranking (every BM25 list
+summed, dense neighbours by brute force) on the same queries.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import random
 import resource
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
@@ -100,19 +103,25 @@ def build(size: int, data: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def measure(size: int) -> None:
-    data = Path(tempfile.mkdtemp(prefix=f"fixbase-scale-{size}-"))
+def measure(size: int, keep: Path | None = None, no_recall: bool = False) -> None:
+    """Build a knowledge base of `size` entries (or reuse the one kept in `keep`), then measure."""
+    data = keep / str(size) if keep else Path(tempfile.mkdtemp(prefix=f"fixbase-scale-{size}-"))
+    data.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "FIXBASE_DATA_DIR": str(data), "FIXBASE_EMBEDDER": "fake", "FIXBASE_LOG_LEVEL": "WARNING"}
     env.pop("DATABASE_URL", None)
     env.pop("REDIS_URL", None)
-    secs = build(size, data, env)
-    out = subprocess.run(
-        [sys.executable, __file__, "--inner", str(size)], cwd=ROOT, env=env, check=True, capture_output=True, text=True
-    )
-    print(f"{size} entries: ingested in {secs:.0f} s ({size / secs:.0f}/s); {out.stdout.strip()}")
+    built = data / "ingest-seconds"
+    if built.exists():
+        secs = float(built.read_text())
+    else:
+        secs = build(size, data, env)
+        built.write_text(str(secs))
+    cmd = [sys.executable, __file__, "--inner", str(size), *(["--no-recall"] if no_recall else [])]
+    out = subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    print(f"{size} entries: ingested in {secs:.0f} s ({size / secs:.0f}/s); {' '.join(out.stdout.split())}")
 
 
-def inner(size: int) -> None:
+def inner(size: int, recall: bool = True) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     import django
@@ -141,8 +150,10 @@ def inner(size: int) -> None:
     short = timed(queries[:60])
     long = timed(long_queries[:60])
     after, visible = [], []
+    run = "".join(random.choices(string.ascii_lowercase, k=8))
     for k in range(3):
-        probe = f"KeyError: 'scale_probe_{'xyz'[k]}'"
+        # Letters of its own each run (numbers are masked), so a kept knowledge base gets a new entry.
+        probe = f"KeyError: 'scale_probe_{'xyz'[k]}_{run}'"
         entries_ingest([NewEntry(f"probe {k}", probe, "fix", "probe.log", None, 1, 1, 1, 1)])
         t = time.perf_counter()
         found = triage_log(probe).matches[:1]
@@ -156,20 +167,72 @@ def inner(size: int) -> None:
         f"{Entry.objects.count()} in the KB; cold start {cold:.1f} s; warm triage p50/p95 {short[0]:.0f}/{short[1]:.0f} ms "
         f"short, {long[0]:.0f}/{long[1]:.0f} ms 300-line; first triage after a write {statistics.median(after):.0f} ms, "
         f"the new entry matched after {statistics.median(visible):.1f} s; "
-        f"peak RSS {rss:.0f} MB"
+        f"peak RSS {rss:.0f} MB;",
+        flush=True,
     )
+    if recall:
+        short_recall, long_recall = recall_at_5(queries[:60], long_queries[:60])
+        print(f"recall@5 against exact ranking {short_recall:.3f} short, {long_recall:.3f} 300-line")
+
+
+def recall_at_5(*query_sets: list[str]) -> list[float]:
+    """Share of the exact ranking's first five entries that the scaled path also ranks in its first
+    five. Exact: every BM25 posting list summed, and dense neighbours by brute force over every
+    stored vector (not the approximate index). Run after the RSS is read: it holds every vector."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from kb.embedding import get_embedder
+    from kb.models import Embedding
+    from triage import services, snapshot
+    from triage.services import triage_log
+
+    def top5(text: str) -> list[int]:
+        return [m.entry_id for m in triage_log(text, top_k=5, min_score=0.0).matches]
+
+    scaled = [[top5(q) for q in queries] for queries in query_sets]
+    embedder = get_embedder()
+    rows = Embedding.objects.filter(model_name=embedder.name, dim=embedder.dim).values_list("entry_id", "vector")
+    ids, chunks = [], []
+    for pk, vec in rows.iterator(chunk_size=5000):
+        ids.append(pk)
+        chunks.append(bytes(vec))
+    matrix = np.frombuffer(b"".join(chunks), dtype=np.float32).reshape(len(ids), embedder.dim)
+    id_array = np.asarray(ids, dtype=np.int64)
+
+    class ExactVectors:
+        def search(self, vector: np.ndarray, k: int, model_name: str) -> list[tuple[int, float]]:
+            scores = matrix @ np.asarray(vector, dtype=np.float32)
+            best = np.argpartition(-scores, k - 1)[:k]
+            return [(int(id_array[i]), float(scores[i])) for i in best[np.argsort(-scores[best])]]
+
+    snap = snapshot.get_snapshot()
+    snapshot._current = replace(snap, corpus=snap.corpus.with_exact(True))
+    services.get_index = ExactVectors  # type: ignore[assignment]
+    out = []
+    for queries, got in zip(query_sets, scaled, strict=True):
+        shares = []
+        for q, mine in zip(queries, got, strict=True):
+            exact = top5(q)
+            if exact:
+                shares.append(len(set(mine) & set(exact)) / len(exact))
+        out.append(statistics.mean(shares) if shares else 1.0)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[10000, 100000])
     ap.add_argument("--inner", type=int)
+    ap.add_argument("--keep", type=Path, help="keep each knowledge base in KEEP/<size> and reuse it when there")
+    ap.add_argument("--no-recall", action="store_true", help="skip recall@5 against exact ranking")
     args = ap.parse_args()
     if args.inner:
-        inner(args.inner)
+        inner(args.inner, recall=not args.no_recall)
         return
     for size in args.sizes:
-        measure(size)
+        measure(size, args.keep, args.no_recall)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ removing library boilerplate, tokenising for lexical matching, and naming frames
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from kb.logscan import Frame
 
@@ -168,20 +169,27 @@ def tokenize(text: str) -> list[str]:
     """
     out: list[str] = []
     for raw in WORD_RE.findall(text):
-        if "\u4e00" <= raw[0] <= "\u9fff":
-            out.extend(raw[i : i + 2] for i in range(max(1, len(raw) - 1)))
-            continue
-        low = raw.lower()
-        if low in STOPWORDS or low in PLACEHOLDERS or len(low) < 2:
-            continue
-        out.append(_stem(low))
-        parts = [p for chunk in raw.split("_") for p in CAMEL_RE.findall(chunk)]
-        if len(parts) > 1:
-            for part in parts:
-                pl = part.lower()
-                if len(pl) >= 2 and pl not in STOPWORDS and not pl.isdigit():
-                    out.append(_stem(pl))
+        out.extend(_word_tokens(raw))
     return out
+
+
+@lru_cache(maxsize=1 << 18)
+def _word_tokens(raw: str) -> tuple[str, ...]:
+    # A knowledge base says the same words again and again: building the ranking copy of a
+    # million entries tokenises each distinct word once.
+    if "\u4e00" <= raw[0] <= "\u9fff":
+        return tuple(raw[i : i + 2] for i in range(max(1, len(raw) - 1)))
+    low = raw.lower()
+    if low in STOPWORDS or low in PLACEHOLDERS or len(low) < 2:
+        return ()
+    out = [_stem(low)]
+    parts = [p for chunk in raw.split("_") for p in CAMEL_RE.findall(chunk)]
+    if len(parts) > 1:
+        for part in parts:
+            pl = part.lower()
+            if len(pl) >= 2 and pl not in STOPWORDS and not pl.isdigit():
+                out.append(_stem(pl))
+    return tuple(out)
 
 
 def module_of(path: str) -> str:

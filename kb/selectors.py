@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
@@ -48,6 +49,48 @@ def kb_version() -> int:
     return int(row or 0)
 
 
+_RECORD_FIELDS: tuple[str, ...] = (
+    "pk",
+    "title",
+    "exc_type",
+    "message",
+    "raw_message",
+    "frames",
+    "context",
+    "framework",
+    "fingerprint",
+    "kind",
+    "pattern",
+    "remedy_markdown",
+    "updated_at",
+    "origin",
+    "references",
+)
+
+
+def _record(row: tuple[Any, ...], fields: tuple[str, ...], sources: tuple[SourceRef, ...] = ()) -> EntryRecord:
+    e = dict(zip(fields, row, strict=True))
+    return EntryRecord(
+        id=e["pk"],
+        title=e["title"],
+        exc_type=e["exc_type"],
+        message=e["message"],
+        raw_message=e["raw_message"],
+        frames=tuple(e["frames"]),
+        context=tuple(e["context"]),
+        framework=e["framework"],
+        fingerprint=e["fingerprint"],
+        kind=e["kind"],
+        pattern=e["pattern"],
+        problem_excerpt=e.get("problem_excerpt", ""),
+        remedy_markdown=e["remedy_markdown"],
+        sources=sources,
+        updated_at=e["updated_at"],
+        origin=e["origin"],
+        references=tuple(e["references"] or ()),
+    )
+
+
 def entry_records(
     after_pk: int | None = None, pks: Iterable[int] | None = None, with_problem: bool = True
 ) -> list[EntryRecord]:
@@ -65,50 +108,19 @@ def entry_records(
         sources.setdefault(occ["entry_id"], []).append(
             SourceRef(occ["filename"], occ["line_start"], occ["line_end"], occ["document_id"], occ["remedy_markdown"])
         )
-    fields: tuple[str, ...] = (
-        "pk",
-        "title",
-        "exc_type",
-        "message",
-        "raw_message",
-        "frames",
-        "context",
-        "framework",
-        "fingerprint",
-        "kind",
-        "pattern",
-        "remedy_markdown",
-        "updated_at",
-        "origin",
-        "references",
-    )
-    if with_problem:
-        fields = (*fields, "problem_excerpt")
-    out: list[EntryRecord] = []
-    for row in entries.values_list(*fields):
-        e = dict(zip(fields, row, strict=True))
-        out.append(
-            EntryRecord(
-                id=e["pk"],
-                title=e["title"],
-                exc_type=e["exc_type"],
-                message=e["message"],
-                raw_message=e["raw_message"],
-                frames=tuple(e["frames"]),
-                context=tuple(e["context"]),
-                framework=e["framework"],
-                fingerprint=e["fingerprint"],
-                kind=e["kind"],
-                pattern=e["pattern"],
-                problem_excerpt=e.get("problem_excerpt", ""),
-                remedy_markdown=e["remedy_markdown"],
-                sources=tuple(sources.get(e["pk"], ())),
-                updated_at=e["updated_at"],
-                origin=e["origin"],
-                references=tuple(e["references"] or ()),
-            )
-        )
-    return out
+    fields = (*_RECORD_FIELDS, "problem_excerpt") if with_problem else _RECORD_FIELDS
+    return [_record(row, fields, tuple(sources.get(row[0], ()))) for row in entries.values_list(*fields)]
+
+
+def entry_records_stream(after_pk: int | None = None, chunk_size: int = 2000) -> Iterator[EntryRecord]:
+    """Every entry (or those with a pk above `after_pk`) in pk order, read `chunk_size` rows at a
+    time and without their sources: what building the ranking copy needs, never all rows at once."""
+    entries = Entry.objects.order_by("pk")
+    if after_pk is not None:
+        entries = entries.filter(pk__gt=after_pk)
+    fields = (*_RECORD_FIELDS, "problem_excerpt")
+    for row in entries.values_list(*fields).iterator(chunk_size=chunk_size):
+        yield _record(row, fields)
 
 
 def entry_list(query: str = "", framework: str = "", needs_fix: bool | None = None, kind: str = "") -> QuerySet[Entry]:

@@ -1,7 +1,9 @@
 """The knowledge base as ranking reads it: entries' tokens, document frequencies, lexical indexes.
 
-Pure Python, no Django. `Corpus` is built from every entry at once; `LayeredCorpus` lays entries
-added since on top of a built one, so a write does not rebuild the indexes of a large knowledge base.
+Pure Python, no Django. A `Corpus` reads one or more `EntryTable`s as one knowledge base: the
+full build, and (`LayeredCorpus`) the entries added since, so a write does not rebuild the
+indexes of a large knowledge base. Document frequencies and entry counts are summed over the
+tables; an entry is decoded into a `Doc` only when a triage scores it.
 """
 
 from __future__ import annotations
@@ -9,64 +11,178 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from functools import lru_cache
 
-import numpy as np
+from triage.entry_table import Doc, EntryTable
+from triage.lexical import Postings
 
-from triage.lexical import RawLexicalIndex, SignatureBM25, raw_coverage, raw_novelty
+__all__ = ["Corpus", "Doc", "LayeredCorpus"]
+
+DOC_CACHE = 20_000  # decoded entries kept per corpus (a triage scores ~30–90)
+IDF_CACHE = 200_000  # words whose IDF is remembered per corpus
+MAX_DF_SHARE = 0.6  # words in more of the entries than this are this knowledge base's boilerplate
 
 
-@dataclass(frozen=True)
-class Doc:
-    """An entry as ranking sees it (tokens precomputed once per knowledge-base version)."""
+class DocFreq:
+    """How many entries contain a word, summed over the tables (`get` as on a Counter)."""
 
-    id: int
-    exc_type: str
-    pattern: str
-    kind: str
-    fingerprint: str
-    framework: str
-    frames: tuple[str, ...]
-    msg_tokens: tuple[str, ...]
-    ctx_tokens: tuple[str, ...]
-    text_tokens: tuple[str, ...]
-    family: tuple[str, frozenset[str]] | None = None
-    origin: str = "team"
-    has_fix: bool = True
-    slots: tuple[str, ...] = ()  # the message's distinguishing values (kb.normalize.message_slots)
+    def __init__(self, parts: Sequence[EntryTable], field: str) -> None:
+        self.parts, self.field = parts, field
+        self.idf_of: dict[str, float] = {}  # filled by `Corpus.idf`: ranking asks for the same words often
+
+    def get(self, token: str, default: int = 0) -> int:
+        return sum(p.df(self.field, token) for p in self.parts) or default
+
+
+class DocStore:
+    """Entries by pk, decoded from the tables on demand (`in` and `[]` as on a dict)."""
+
+    def __init__(self, parts: Sequence[EntryTable]) -> None:
+        self.parts = parts
+        self._doc = lru_cache(maxsize=DOC_CACHE)(self._decode)
+
+    def _locate(self, pk: int) -> tuple[EntryTable, int] | None:
+        for part in self.parts:
+            pos = part.position(pk)
+            if pos is not None:
+                return part, pos
+        return None
+
+    def _decode(self, pk: int) -> Doc | None:
+        found = self._locate(pk)
+        return None if found is None else found[0].doc(found[1])
+
+    def __contains__(self, pk: object) -> bool:
+        return isinstance(pk, int) and self._doc(pk) is not None
+
+    def __getitem__(self, pk: int) -> Doc:
+        doc = self._doc(pk)
+        if doc is None:
+            raise KeyError(pk)
+        return doc
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+
+class FingerprintLookup:
+    def __init__(self, parts: Sequence[EntryTable]) -> None:
+        self.parts = parts
+
+    def get(self, fp: str, default: Sequence[int] = ()) -> list[int]:
+        return [pk for p in self.parts for pk in p.with_fingerprint(fp)] or list(default)
+
+
+class RawText:
+    """BM25 (bm25s's formula) of the entries' problem text, over the tables taken as one: each
+    table scores with its own IDF (scores only choose which entries to consider); coverage and
+    novelty sum document frequencies."""
+
+    def __init__(self, parts: Sequence[EntryTable], exact: bool = False) -> None:
+        self.parts, self.exact = parts, exact
+
+    def top(self, tokens: Sequence[str], k: int) -> list[int]:
+        """The `k` entries (pks) whose problem text best matches the words, with a positive score."""
+        best: list[tuple[float, int]] = []
+        uniq = list(dict.fromkeys(tokens))
+        for p in self.parts:
+            cols = [c for t in uniq if (c := p.vocab.get(t)) is not None and p.raw.df[c]]
+            for pos, score in p.raw.top(cols, [1.0] * len(cols), k, exact=self.exact):
+                best.append((score, int(p.pks[pos])))
+        best.sort(key=lambda sp: (-sp[0], sp[1]))
+        return [pk for _, pk in best[:k]]
+
+    def df(self, token: str) -> int:
+        return sum(p.df("raw", token) for p in self.parts)
+
+    def coverage(self, tokens: Sequence[str], candidates: Iterable[int]) -> dict[int, float]:
+        """IDF-weighted share of the query's distinct words that each candidate's text contains.
+
+        Unlike BM25 relative to the best entry, this is on an absolute scale: a paste whose
+        words are mostly new to the knowledge base covers little of any entry, however the
+        entries rank among themselves. Read from the index's postings (word → entries)."""
+        uniq = set(tokens)
+        cands = list(candidates)
+        if not uniq or not cands:
+            return {}
+        n = sum(len(p) for p in self.parts)
+        wanted = [(p, *p.positions(cands)) for p in self.parts]
+        got = [[0.0] * len(pks) for _, pks, _ in wanted]
+        total = 0.0
+        for t in uniq:
+            df = self.df(t)
+            idf = _lucene_idf(n, df)
+            total += idf
+            if not df:
+                continue
+            for k, (p, _, pos) in enumerate(wanted):
+                col = p.vocab.get(t)
+                if col is not None and len(pos):
+                    for j in p.raw.holds(col, pos).nonzero()[0]:
+                        got[k][j] += idf
+        if not total:
+            return {}
+        return {
+            int(pk): v / total for (_, pks, _), g in zip(wanted, got, strict=True) for pk, v in zip(pks, g, strict=True)
+        }
+
+    def novelty(self, tokens: Sequence[str]) -> float:
+        """IDF-weighted share of the paste's distinct words (numbers aside) that no entry contains:
+        a failure nobody has documented tends to speak of things the knowledge base never saw."""
+        uniq = {t for t in tokens if not t.isdigit()}
+        n = sum(len(p) for p in self.parts)
+        if not uniq or not n:
+            return 0.0
+        total = unseen = 0.0
+        for t in uniq:
+            df = self.df(t)
+            idf = _lucene_idf(n, df)
+            total += idf
+            if df == 0:
+                unseen += idf
+        return unseen / total if total else 0.0
+
+
+def _lucene_idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 class Corpus:
-    """Document frequencies and an inverted index over the entries' tokens."""
+    """Document frequencies, lexical indexes and the entries of one or more tables.
 
-    def __init__(self, docs: Sequence[Doc], raw: RawLexicalIndex | None = None) -> None:
-        self.raw = raw
-        self.docs = {d.id: d for d in docs}
-        self.by_fingerprint: dict[str, list[int]] = {}
-        for d in docs:
-            self.by_fingerprint.setdefault(d.fingerprint, []).append(d.id)
-        self.n = max(1, len(docs))
-        self.msg_df: Counter[str] = Counter()
-        self.text_df: Counter[str] = Counter()
-        self.frame_df: Counter[str] = Counter()
-        for d in docs:
-            self.msg_df.update(set(d.msg_tokens) | set(d.ctx_tokens))
-            self.text_df.update(set(d.text_tokens))
-            self.frame_df.update(set(d.frames))
-        # BM25 over the signature and remedy tokens as a sparse matrix: scoring a query is a
-        # few vectorised sums instead of a Python loop over every posting.
-        self.signature_index = SignatureBM25([d.id for d in docs], [d.text_tokens for d in docs])
-        self._doc_vectors: dict[int, tuple[dict[str, float], dict[str, float]]] = {}
+    `exact` turns off the shortcuts of candidate generation (every posting list is summed), for
+    measuring the scaled path against exact ranking (bench/scale.py)."""
+
+    def __init__(self, parts: Sequence[EntryTable], exact: bool = False) -> None:
+        self.parts = tuple(parts)
+        self.exact = exact
+        self.n = max(1, sum(len(p) for p in self.parts))
+        self.docs = DocStore(self.parts)
+        self.by_fingerprint = FingerprintLookup(self.parts)
+        self.msg_df = DocFreq(self.parts, "msg")
+        self.text_df = DocFreq(self.parts, "text")
+        self.frame_df = DocFreq(self.parts, "frame")
+        self.raw = RawText(self.parts, exact)
+        self._doc_vectors = lru_cache(maxsize=DOC_CACHE)(self._vectors_of)
+
+    def with_exact(self, exact: bool) -> Corpus:
+        return Corpus(self.parts, exact)
 
     def doc_vectors(self, doc_id: int) -> tuple[dict[str, float], dict[str, float]]:
         """TF-IDF of an entry's message, and of its message with its context (memoised)."""
-        if doc_id not in self._doc_vectors:
-            d = self.docs[doc_id]
-            self._doc_vectors[doc_id] = (self.tfidf(d.msg_tokens), self.tfidf(d.msg_tokens + d.ctx_tokens))
-        return self._doc_vectors[doc_id]
+        return self._doc_vectors(doc_id)
 
-    def idf(self, df: Counter[str], token: str) -> float:
-        return math.log(1.0 + (self.n + 1) / (df.get(token, 0) + 0.5))
+    def _vectors_of(self, doc_id: int) -> tuple[dict[str, float], dict[str, float]]:
+        d = self.docs[doc_id]
+        return self.tfidf(d.msg_tokens), self.tfidf(d.msg_tokens + d.ctx_tokens)
+
+    def idf(self, df: DocFreq, token: str) -> float:
+        cached = df.idf_of.get(token)
+        if cached is None:
+            if len(df.idf_of) > IDF_CACHE:
+                df.idf_of.clear()
+            cached = df.idf_of[token] = math.log(1.0 + (self.n + 1) / (df.get(token, 0) + 0.5))
+        return cached
 
     def tfidf(self, tokens: Sequence[str]) -> dict[str, float]:
         counts = Counter(tokens)
@@ -75,86 +191,41 @@ class Corpus:
         return {t: v / norm for t, v in vec.items()}
 
     def lexical_top(self, tokens: Sequence[str], k: int) -> list[tuple[int, float]]:
-        """The `k` entries with the best BM25 over their signature and remedy tokens. Words in
-        more than 60% of the entries (boilerplate of this knowledge base) do not count."""
-        return self.signature_index.top(tokens, k)
-
-
-class _SummedCounts:
-    """Document frequencies of a base corpus plus those of the entries layered on it."""
-
-    def __init__(self, base: Counter[str], extra: Counter[str]) -> None:
-        self.base, self.extra = base, extra
-
-    def get(self, token: str, default: int = 0) -> int:
-        return self.base.get(token, 0) + self.extra.get(token, 0) or default
-
-
-class _LayeredRaw:
-    """The raw-text index of a base corpus and of the entries layered on it, read as one."""
-
-    def __init__(self, base: RawLexicalIndex, extra: RawLexicalIndex) -> None:
-        self.parts = (base, extra)
-        self.ids = np.concatenate([base.ids, extra.ids])
-        self.offset = len(base.ids)
-        self.position = _LayeredPositions(base.position, extra.position, self.offset)
-
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        # Each part scores with its own IDF: these scores only choose which entries to consider.
-        return np.concatenate([p.scores(tokens) for p in self.parts])
-
-    def coverage(self, tokens: Sequence[str], candidates: Iterable[int]) -> dict[int, float]:
-        return raw_coverage(self.parts, tokens, candidates)
-
-    def novelty(self, tokens: Sequence[str]) -> float:
-        return raw_novelty(self.parts, tokens)
-
-
-class _LayeredPositions:
-    def __init__(self, base: dict[int, int], extra: dict[int, int], offset: int) -> None:
-        self.base, self.extra, self.offset = base, extra, offset
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.extra or key in self.base
-
-    def __getitem__(self, key: int) -> int:
-        return self.extra[key] + self.offset if key in self.extra else self.base[key]
+        """The `k` entries with the best BM25 over their signature and remedy tokens. IDF is
+        log(1 + (N + 1) / (df + 0.5)), which keeps some weight on words most entries share, and a
+        word the query repeats counts up to three times by its square root. Words in more than
+        60% of the entries (boilerplate of this knowledge base) do not count."""
+        n = self.n
+        mults: dict[str, float] = {}
+        for tok, qtf in Counter(tokens).items():
+            df = self.text_df.get(tok, 0)
+            if not df or (n > 5 and df > n * MAX_DF_SHARE):
+                continue
+            mults[tok] = math.log(1.0 + (n + 1) / (df + 0.5)) * math.sqrt(min(qtf, 3))
+        both: list[tuple[int, float]] = []
+        for p in self.parts:
+            index: Postings = p.signature
+            cols, weights = [], []
+            for tok, m in mults.items():
+                col = p.vocab.get(tok)
+                if col is not None and index.df[col]:
+                    cols.append(col)
+                    weights.append(m)
+            both.extend((int(p.pks[pos]), s) for pos, s in index.top(cols, weights, k, exact=self.exact))
+        return sorted(both, key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
 class LayeredCorpus(Corpus):
-    """A built corpus plus entries added since, without rebuilding the built one's indexes.
+    """A built corpus plus a small table of the entries added since, read as one.
 
     Writes add entries all the time; rebuilding every index for each would cost seconds at 10⁵
-    entries. The new entries get small indexes of their own; document frequencies and entry
-    counts are summed, so their features are computed on the same scale as the others'. Only
-    additions are layered: an edited or deleted entry means a full rebuild."""
+    entries. The new entries get a table of their own; document frequencies and entry counts are
+    summed, so their features are computed on the same scale as the others'. Only additions are
+    layered: an edited or deleted entry means a full rebuild."""
 
-    def __init__(self, base: Corpus, added: Sequence[Doc], added_raw: Sequence[Sequence[str]]) -> None:
+    def __init__(self, base: Corpus, added: EntryTable, exact: bool = False) -> None:
+        super().__init__((*base.parts[:1], added), exact)
         self.base = base
-        self.docs = {**base.docs, **{d.id: d for d in added}}
-        self.by_fingerprint = dict(base.by_fingerprint)
-        for d in added:
-            self.by_fingerprint[d.fingerprint] = [*self.by_fingerprint.get(d.fingerprint, ()), d.id]
-        self.n = base.n + len(added)
-        extra: dict[str, Counter[str]] = {"msg": Counter(), "text": Counter(), "frame": Counter()}
-        for d in added:
-            extra["msg"].update(set(d.msg_tokens) | set(d.ctx_tokens))
-            extra["text"].update(set(d.text_tokens))
-            extra["frame"].update(set(d.frames))
-        self.msg_df = _SummedCounts(base.msg_df, extra["msg"])  # type: ignore[assignment]
-        self.text_df = _SummedCounts(base.text_df, extra["text"])  # type: ignore[assignment]
-        self.frame_df = _SummedCounts(base.frame_df, extra["frame"])  # type: ignore[assignment]
-        self.added_index = SignatureBM25([d.id for d in added], [d.text_tokens for d in added])
-        self.signature_index = base.signature_index
-        added_raw_index = RawLexicalIndex([d.id for d in added], added_raw)
-        self.raw = _LayeredRaw(base.raw, added_raw_index) if base.raw is not None else None  # type: ignore[assignment]
-        self._doc_vectors = {}
 
-    def lexical_top(self, tokens: Sequence[str], k: int) -> list[tuple[int, float]]:
-        def df_of(t: str) -> int:
-            return self.text_df.get(t, 0)
-
-        both = self.signature_index.top(tokens, k, df_of=df_of, n=self.n) + self.added_index.top(
-            tokens, k, df_of=df_of, n=self.n
-        )
-        return sorted(both, key=lambda kv: -kv[1])[:k]
+    def with_exact(self, exact: bool) -> Corpus:
+        return LayeredCorpus(self.base, self.parts[1], exact)

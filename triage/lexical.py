@@ -1,20 +1,20 @@
-"""Lexical retrieval over the raw text of entries' problems (BM25, via bm25s).
+"""Lexical retrieval over the raw text of entries' problems, and the BM25 indexes ranking reads.
 
 Signatures fail on pastes that do not look like Python tracebacks (compiler errors, a
 debugger's "Exception has occurred", an error quoted in prose); the words of the lines around
 the error still match the entry that was written from the same failure. The query side is the
 region of the paste around its errors, not the whole log, so a job log's start-up noise does not
-drown them. Pure Python, no Django.
+drown them. Both BM25 indexes (this one and the one over signature tokens) are `Postings`: a
+sparse matrix of per-(entry, word) weights, read by word. Pure Python, no Django.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 from kb.logpatterns import QUIET_LINE_RE
 from kb.logscan import ErrorBlock, clean_line
@@ -62,175 +62,229 @@ def _lines_around(text: str, blocks: Sequence[ErrorBlock]) -> str:
     return "\n".join(out)
 
 
-class RawLexicalIndex:
-    """BM25 over entries' problem text; `scores` is aligned with the ids it was built from."""
-
-    def __init__(self, ids: Sequence[int], token_lists: Sequence[Sequence[str]]) -> None:
-        import bm25s
-
-        self.ids = np.asarray(ids, dtype=np.int64)
-        self.position = {int(i): k for k, i in enumerate(self.ids)}
-        self._bm25 = None
-        if len(self.ids):
-            self._bm25 = bm25s.BM25()
-            self._bm25.index([list(t) or ["<empty>"] for t in token_lists], show_progress=False)
-
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        if self._bm25 is None or not tokens:
-            return np.zeros(len(self.ids), dtype=np.float32)
-        vocab = self._bm25.vocab_dict
-        known = [t for t in dict.fromkeys(tokens) if t in vocab]
-        if not known:
-            return np.zeros(len(self.ids), dtype=np.float32)
-        return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
-
-    def df(self, token: str) -> int:
-        """How many entries of this index contain the word."""
-        if self._bm25 is None:
-            return 0
-        tid = self._bm25.vocab_dict.get(token)
-        if tid is None:
-            return 0
-        indptr = self._bm25.scores["indptr"]
-        return int(indptr[tid + 1] - indptr[tid])
-
-    def holders(self, token: str) -> np.ndarray:
-        """Positions (in `ids`) of the entries that contain the word."""
-        if self._bm25 is None:
-            return np.zeros(0, dtype=np.int64)
-        tid = self._bm25.vocab_dict.get(token)
-        if tid is None:
-            return np.zeros(0, dtype=np.int64)
-        indptr, indices = self._bm25.scores["indptr"], self._bm25.scores["indices"]
-        return np.asarray(indices[indptr[tid] : indptr[tid + 1]])
-
-    def coverage(self, tokens: Sequence[str], candidates: Iterable[int]) -> dict[int, float]:
-        """IDF-weighted share of the query's distinct words that each candidate's text contains.
-
-        Unlike BM25 relative to the best entry, this is on an absolute scale: a paste whose
-        words are mostly new to the knowledge base covers little of any entry, however the
-        entries rank among themselves. Read from the BM25 matrix's postings (token → entries)."""
-        return raw_coverage([self], tokens, candidates)
-
-    def novelty(self, tokens: Sequence[str]) -> float:
-        """IDF-weighted share of the paste's distinct words (numbers aside) that no entry contains:
-        a failure nobody has documented tends to speak of things the knowledge base never saw."""
-        return raw_novelty([self], tokens)
+# BM25 of the raw problem text: bm25s's defaults (Lucene's formula), which it was built with first.
+RAW_K1, RAW_B = 1.5, 0.75
+# BM25 of the signature and remedy tokens.
+SIGNATURE_K1, SIGNATURE_B = 1.2, 0.75
 
 
-def _lucene_idf(n: int, df: int) -> float:
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+def lucene_idf(n: int, df: np.ndarray | int) -> np.ndarray | float:
+    return np.log(1.0 + (n - np.asarray(df, dtype=np.float64) + 0.5) / (np.asarray(df, dtype=np.float64) + 0.5))
 
 
-def raw_coverage(
-    parts: Sequence[RawLexicalIndex], tokens: Sequence[str], candidates: Iterable[int]
-) -> dict[int, float]:
-    """`RawLexicalIndex.coverage` over several indexes taken as one (document frequencies summed)."""
-    uniq = set(tokens)
-    cands = list(candidates)
-    if not uniq or not cands:
-        return {}
-    n = sum(len(p.ids) for p in parts)
-    wanted = [(p, np.fromiter((p.position[i] for i in cands if i in p.position), dtype=np.int64)) for p in parts]
-    got = [np.zeros(len(w)) for _, w in wanted]
-    total = 0.0
-    for t in uniq:
-        df = sum(p.df(t) for p in parts)
-        idf = _lucene_idf(n, df)
-        total += idf
-        if df:
-            for k, (p, w) in enumerate(wanted):
-                if len(w):
-                    got[k] += idf * np.isin(w, p.holders(t))
-    if not total:
-        return {}
-    return {
-        int(p.ids[pos]): float(v) / total
-        for (p, w), g in zip(wanted, got, strict=True)
-        for pos, v in zip(w, g, strict=True)
-    }
+def raw_bm25_weights(tf: np.ndarray, lengths: np.ndarray, offsets: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """bm25s's "lucene" score of each (entry, word): idf(df) · tf / (tf + k1·(1 − b + b·len/avg)),
+    in float32 as bm25s stores it. Entry i's words are words[offsets[i]:offsets[i + 1]]."""
+    avg = float(lengths.mean()) if len(lengths) else 1.0
+    idf = np.asarray(lucene_idf(len(lengths), np.bincount(words)), dtype=np.float32)
+
+    def chunk(rows: np.ndarray, at: slice) -> np.ndarray:
+        tf32 = tf[at].astype(np.float32)
+        tfc = tf32 / (RAW_K1 * ((1 - RAW_B) + RAW_B * lengths[rows] / avg) + tf32)
+        return (idf[words[at]] * tfc).astype(np.float32)
+
+    return _by_entry_chunks(offsets, chunk)
 
 
-def raw_novelty(parts: Sequence[RawLexicalIndex], tokens: Sequence[str]) -> float:
-    """`RawLexicalIndex.novelty` over several indexes taken as one."""
-    uniq = {t for t in tokens if not t.isdigit()}
-    n = sum(len(p.ids) for p in parts)
-    if not uniq or not n:
-        return 0.0
-    total = unseen = 0.0
-    for t in uniq:
-        df = sum(p.df(t) for p in parts)
-        idf = _lucene_idf(n, df)
-        total += idf
-        if df == 0:
-            unseen += idf
-    return unseen / total if total else 0.0
+def signature_bm25_weights(tf: np.ndarray, lengths: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The term part of BM25 over signature tokens (the IDF is applied per query, from document
+    frequencies that may span several indexes): tf·(k1+1) / (tf + k1·(1 − b + b·len/avg))."""
+    avg = float(lengths.mean()) if len(lengths) else 1.0
+
+    def chunk(rows: np.ndarray, at: slice) -> np.ndarray:
+        tf64 = tf[at].astype(np.float64)
+        norm = SIGNATURE_K1 * (1 - SIGNATURE_B + SIGNATURE_B * lengths[rows] / (avg or 1.0))
+        return (tf64 * (SIGNATURE_K1 + 1) / (tf64 + norm)).astype(np.float32)
+
+    return _by_entry_chunks(offsets, chunk)
 
 
-class SignatureBM25:
-    """BM25 over the entries' signature tokens as a sparse matrix (scipy): term weights are
-    precomputed per (entry, word); a query sums the columns of its words. IDF is
-    log(1 + (N + 1) / (df + 0.5)), which keeps some weight on words most entries share, and a
-    word the query repeats counts up to three times by its square root."""
+def _by_entry_chunks(
+    offsets: np.ndarray, weigh: Callable[[np.ndarray, slice], np.ndarray], entries: int = 50_000
+) -> np.ndarray:
+    """Weights computed for a chunk of entries at a time, so that the float64 temporaries of a
+    million entries' tens of millions of postings never exist at once."""
+    out = np.empty(int(offsets[-1]), dtype=np.float32)
+    for first in range(0, len(offsets) - 1, entries):
+        last = min(first + entries, len(offsets) - 1)
+        at = slice(int(offsets[first]), int(offsets[last]))
+        rows = np.repeat(np.arange(first, last), np.diff(offsets[first : last + 1]))
+        out[at] = weigh(rows, at)
+    return out
 
-    K1, B = 1.2, 0.75
 
-    def __init__(self, ids: Sequence[int], token_lists: Sequence[Sequence[str]]) -> None:
-        from scipy.sparse import csc_matrix
+class Postings:
+    """Per-(entry, word) weights as a sparse matrix read by word (CSC; float32 weights, int32
+    entry positions sorted within each word). A query's score of an entry is the sum, over the
+    query's words, of a per-word multiplier times the entry's weight for that word.
 
-        self.ids = np.asarray(ids, dtype=np.int64)
-        self.n = max(1, len(self.ids))
-        self.vocab: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        tfs: list[float] = []
-        lengths = np.array([len(t) for t in token_lists], dtype=np.float64)
-        avg = float(lengths.mean()) if len(lengths) else 1.0
-        for row, tokens in enumerate(token_lists):
-            for tok, tf in Counter(tokens).items():
-                rows.append(row)
-                cols.append(self.vocab.setdefault(tok, len(self.vocab)))
-                tfs.append(tf)
-        tf_arr = np.asarray(tfs, dtype=np.float64)
-        norm = self.K1 * (1 - self.B + self.B * lengths[np.asarray(rows, dtype=np.int64)] / (avg or 1.0))
-        weights = tf_arr * (self.K1 + 1) / (tf_arr + norm) if len(tf_arr) else tf_arr
-        self.matrix = csc_matrix(
-            (weights, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
-            shape=(len(self.ids), max(1, len(self.vocab))),
-        )
-        self.df = np.diff(self.matrix.indptr)
+    `top` does not sum the long lists of the words most entries share (MaxScore): the most a
+    word can add is its multiplier times its largest weight; the words whose most, added up,
+    stays below a k-th best score already found are not summed, and the best entries within
+    reach of that score are completed from them by binary search. Past READ_BUDGET postings the
+    remaining lists are treated the same way, which is approximate; its recall against `exact`
+    (every list summed) is measured by bench/scale.py."""
 
-    def doc_freq(self, token: str) -> int:
-        col = self.vocab.get(token)
-        return 0 if col is None else int(self.df[col])
+    def __init__(self, offsets: np.ndarray, words: np.ndarray, weights: np.ndarray, n_words: int) -> None:
+        """`offsets`, `words`, `weights`: the matrix by entry (CSR) as built; read by word from here."""
+        n = len(offsets) - 1
+        by_entry = csr_matrix((weights, words, offsets), shape=(n, max(1, n_words)))
+        by_word = by_entry.tocsc()
+        del by_entry
+        by_word.sort_indices()
+        self.n = n
+        self.indptr = by_word.indptr.astype(np.int64)
+        self.indices = by_word.indices.astype(np.int32, copy=False)
+        self.data = by_word.data.astype(np.float32, copy=False)
+        self.df = np.diff(self.indptr).astype(np.int32)
+        nonempty = self.df > 0
+        self.col_max = np.zeros(len(self.df), dtype=np.float32)
+        if nonempty.any():
+            self.col_max[nonempty] = np.maximum.reduceat(self.data, self.indptr[:-1][nonempty])
 
-    def top(
-        self,
-        tokens: Sequence[str],
-        k: int,
-        max_df_share: float = 0.6,
-        df_of: Callable[[str], int] | None = None,
-        n: int | None = None,
-    ) -> list[tuple[int, float]]:
-        """The `k` best entries with a positive score, best first; words in more than
-        `max_df_share` of the entries (this knowledge base's boilerplate) do not count.
-        `df_of` and `n` give the statistics of a larger whole this index is part of."""
-        n = n or self.n
-        df_of = df_of or self.doc_freq
-        scores = np.zeros(len(self.ids), dtype=np.float64)
-        for tok, qtf in Counter(tokens).items():
-            col = self.vocab.get(tok)
-            if col is None:
-                continue
-            df = df_of(tok)
-            if n > 5 and df > n * max_df_share:
-                continue
-            idf = math.log(1.0 + (n + 1) / (df + 0.5))
-            start, end = self.matrix.indptr[col], self.matrix.indptr[col + 1]
-            scores[self.matrix.indices[start:end]] += idf * math.sqrt(min(qtf, 3)) * self.matrix.data[start:end]
-        if not len(scores) or k <= 0:
+    @classmethod
+    def empty(cls) -> Postings:
+        return cls(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32), 1)
+
+    def column(self, col: int) -> tuple[np.ndarray, np.ndarray]:
+        start, end = self.indptr[col], self.indptr[col + 1]
+        return self.indices[start:end], self.data[start:end]
+
+    def holds(self, col: int, positions: np.ndarray) -> np.ndarray:
+        """Which of the entries at `positions` have the word (a boolean per position)."""
+        holders = self.column(col)[0]
+        if not len(holders) or not len(positions):
+            return np.zeros(len(positions), dtype=bool)
+        at = np.searchsorted(holders, positions)
+        return holders[np.minimum(at, len(holders) - 1)] == positions
+
+    def weights_at(self, col: int, positions: np.ndarray) -> np.ndarray:
+        """The weight of the word in each of the entries at `positions` (0 where absent)."""
+        holders, data = self.column(col)
+        out = np.zeros(len(positions), dtype=np.float64)
+        if not len(holders) or not len(positions):
+            return out
+        at = np.minimum(np.searchsorted(holders, positions), len(holders) - 1)
+        hit = holders[at] == positions
+        out[hit] = data[at[hit]]
+        return out
+
+    def scores(self, cols: Sequence[int] | np.ndarray, mults: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Every entry's score (the exact path: each word's whole list is summed)."""
+        out = np.zeros(self.n, dtype=np.float64)
+        for col, m in zip(cols, mults, strict=True):
+            idx, data = self.column(col)
+            out[idx] += m * data
+        return out
+
+    def top(self, cols: Sequence[int], mults: Sequence[float], k: int, exact: bool = False) -> list[tuple[int, float]]:
+        """The `k` best entries with a positive score as (position, score), best first."""
+        if not len(cols) or k <= 0 or not self.n:
             return []
-        k = min(k, len(scores))
-        best = np.argpartition(-scores, k - 1)[:k]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return [(int(self.ids[i]), float(scores[i])) for i in best if scores[i] > 0]
+        col_arr = np.asarray(cols, dtype=np.int64)
+        mult = np.asarray(mults, dtype=np.float64)
+        if exact:
+            return _best(self.scores(col_arr, mult), np.arange(self.n), k)
+        if int(self.df[col_arr].sum()) <= SHORT_QUERY_POSTINGS:
+            return _best(*_summed(self, col_arr, mult), k)
+        reach = mult * self.col_max[col_arr]  # the most each word adds to an entry's score
+        # 1. A first k-th best score: the full scores of the best entries of the shortest lists.
+        # (a hair below it, as the same score summed in another order may differ in its last bits)
+        theta = self._first_kth(col_arr, mult, k) * (1 - 1e-6)
+        # 2. The words whose lists need not be read: those (least reach first) whose reach adds
+        #    up to less than that score; an entry that has none of the other words cannot make it.
+        by_reach = np.argsort(reach, kind="stable")
+        # (a hair of slack, so rounding never drops an entry)
+        skipped = by_reach[np.cumsum(reach[by_reach]) * (1 + 1e-6) < theta]
+        read = np.setdiff1d(np.arange(len(col_arr)), skipped)
+        # In a very large index even those lists can be long: read them shortest first up to a
+        # budget of postings; the others are looked up like the skipped ones. An entry holding
+        # none of the words read is then missed: the one shortcut that is not exact.
+        read = read[np.argsort(self.df[col_arr[read]], kind="stable")]
+        fits = np.cumsum(self.df[col_arr[read]]) <= READ_BUDGET
+        fits[0] = True
+        skipped = np.concatenate([skipped, read[~fits]])
+        skipped = skipped[np.argsort(reach[skipped], kind="stable")]
+        read = read[fits]
+        total, within = _summed(self, col_arr[read], mult[read])
+        # 3. Complete, from the skipped lists, the scores of the entries within reach of it, by
+        #    binary search. Entries whose partial score cannot reach it are dropped; of the rest,
+        #    only the best RERANK·k by partial score are completed (the skipped words are the
+        #    commonest and add little, alike, to every entry that has them): `exact` reads all.
+        if len(skipped):
+            keep = np.flatnonzero(total + float(reach[skipped].sum()) * (1 + 1e-6) >= theta)
+            if len(keep) > RERANK * k:
+                keep = keep[_at_least_kth(total[keep], RERANK * k)]
+            total, within = total[keep], within[keep]
+            # Most reach first; after each list, what the rest can add shrinks, the k-th best
+            # partial score is a lower bound too, and entries that can no longer reach it go.
+            left = float(reach[skipped].sum())
+            for j in skipped[::-1]:
+                total += mult[j] * self.weights_at(int(col_arr[j]), within)
+                left -= float(reach[j])
+                if len(total) > k:
+                    kth = float(np.partition(total, len(total) - k)[len(total) - k])
+                    theta = max(theta, kth * (1 - 1e-6))
+                    keep = np.flatnonzero(total + max(left, 0.0) * (1 + 1e-6) >= theta)
+                    total, within = total[keep], within[keep]
+        return _best(total, within, k)
+
+    def _first_kth(self, cols: np.ndarray, mult: np.ndarray, k: int, seed_postings: int = 5_000) -> float:
+        """A lower bound of the k-th best score: the k-th best full score among the entries that
+        score best on the words with the shortest lists (0 when fewer than k are found)."""
+        order = np.argsort(self.df[cols], kind="stable")
+        within = np.cumsum(self.df[cols][order]) <= seed_postings
+        within[0] = True
+        partial, docs = _summed(self, cols[order[within]], mult[order[within]])
+        if len(docs) < k:
+            return 0.0
+        if len(docs) > 4 * k:
+            docs = np.sort(docs[np.argpartition(-partial, 4 * k - 1)[: 4 * k]])
+        full = np.zeros(len(docs), dtype=np.float64)
+        for col, m in zip(cols, mult, strict=True):
+            full += m * self.weights_at(int(col), docs)
+        return float(np.partition(full, len(full) - k)[len(full) - k])
+
+
+RERANK = 50  # entries completed per wanted one when the skipped words leave many within reach
+SHORT_QUERY_POSTINGS = 50_000
+READ_BUDGET = 250_000  # postings summed in full at most (a query reads ~10⁵ of them at 10⁵ entries)  # below this many postings, summing them all is as quick as skipping
+
+
+def _summed(index: Postings, cols: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The summed scores of the words' lists, and the (sorted) positions of the entries they hold."""
+    if not len(cols):
+        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
+    postings = int(index.df[cols].sum())
+    if postings * 8 < index.n:  # few: sort the postings rather than touch every entry
+        idx = np.concatenate([index.column(int(c))[0] for c in cols])
+        val = np.concatenate([m * index.column(int(c))[1] for c, m in zip(cols, mult, strict=True)])
+        docs, inverse = np.unique(idx, return_inverse=True)
+        return np.bincount(inverse, weights=val, minlength=len(docs)), docs
+    acc = np.zeros(index.n, dtype=np.float64)
+    hit = np.zeros(index.n, dtype=bool)
+    for c, m in zip(cols, mult, strict=True):
+        idx, data = index.column(int(c))
+        acc[idx] += m * data
+        hit[idx] = True
+    docs = np.flatnonzero(hit)
+    return acc[docs], docs
+
+
+def _best(scores: np.ndarray, positions: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k best (position, score) with a positive score, best first; among equal scores the
+    first position wins, so which of many tied entries are kept does not depend on the path."""
+    keep = scores > 0
+    scores, positions = scores[keep], positions[keep]
+    chosen = _at_least_kth(scores, k)
+    scores, positions = scores[chosen], positions[chosen]
+    order = np.lexsort((positions, -scores))[:k]
+    return [(int(positions[j]), float(scores[j])) for j in order]
+
+
+def _at_least_kth(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indexes of the scores at least as high as the k-th highest (all of them when fewer)."""
+    if len(scores) <= k:
+        return np.arange(len(scores))
+    kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+    return np.flatnonzero(scores >= kth)

@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from kb.normalize import error_family, message_slots, tokenize
 from kb.signature import Signature, exception_relation
 from triage.corpus import Corpus, Doc
@@ -288,26 +286,22 @@ def raw_top(query: Query, corpus: Corpus, pool: int) -> list[int]:
     """The `pool` entries whose problem text best matches the paste's error region (BM25)."""
     if corpus.raw is None or not query.raw_tokens:
         return []
-    scores = corpus.raw.scores(query.raw_tokens)
-    if not len(scores):
-        return []
-    best = np.argpartition(-scores, min(pool, len(scores)) - 1)[:pool]
-    return [int(corpus.raw.ids[k]) for k in best if scores[k] > 0 and int(corpus.raw.ids[k]) in corpus.docs]
+    return [i for i in corpus.raw.top(query.raw_tokens, pool) if i in corpus.docs]
 
 
 def rank_candidates(
     query: Query,
     corpus: Corpus,
     dense_hits: Sequence[tuple[int, float]],
-    dense_of: Callable[[int], float],
+    dense_of: Callable[[Sequence[int]], dict[int, float]],
     model: RankerModel,
     pool: int = 30,
 ) -> list[Candidate]:
     """Gather candidates (fingerprint, lexical, dense), score each, best first.
 
     `dense_hits` are the nearest entries from the vector index; `dense_of` gives the exact
-    dense similarity of any entry, so a candidate found lexically is not scored as if dense
-    had not seen it.
+    dense similarity of any entries (read at once), so a candidate found lexically is not
+    scored as if dense had not seen it.
     """
     ids: set[int] = {i for i, _ in dense_hits if i in corpus.docs}
     ids.update(i for i, _ in corpus.lexical_top(query.text_tokens, pool))
@@ -316,6 +310,7 @@ def rank_candidates(
     ids.update(raw_top(query, corpus, pool))
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
     qv = query_vectors(query, corpus)
+    dense = dense_of(sorted(ids))
     scored: list[tuple[Doc, dict[str, float]]] = []
     for doc_id in sorted(ids):
         doc = corpus.docs[doc_id]
@@ -323,7 +318,7 @@ def rank_candidates(
             # A metrics anomaly is identified by its pattern alone; the words of two
             # different anomalies (loss, reward, std...) overlap without meaning anything.
             continue
-        feats = features(query, doc, corpus, dense_of(doc_id), qv)
+        feats = features(query, doc, corpus, dense.get(doc_id, 0.0), qv)
         feats["raw_cover"] = raw_cover.get(doc_id, 0.0)
         scored.append((doc, feats))
     add_margins(scored)

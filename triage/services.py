@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -109,9 +110,8 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
     qvec = embedder.encode([compact_text(sig)])[0]
     dense_hits = get_index().search(qvec, DENSE_POOL, embedder.name)
 
-    def dense_of(entry_id: int) -> float:
-        vec = snap.vector(entry_id)
-        return float(np.dot(vec, qvec)) if vec is not None else 0.0
+    def dense_of(entry_ids: Sequence[int]) -> dict[int, float]:
+        return {pk: float(np.dot(vec, qvec)) for pk, vec in snap.vectors_of(entry_ids).items()}
 
     model = ranker_model()
     ranked = apply_feedback(rank_candidates(query, snap.corpus, dense_hits, dense_of, model), sig.fingerprint)

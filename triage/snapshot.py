@@ -1,10 +1,14 @@
-"""An in-memory view of the knowledge base for ranking, rebuilt when the kb version changes."""
+"""An in-memory view of the knowledge base for ranking, rebuilt when the kb version changes.
+
+The copy holds compact arrays (`triage.entry_table`), built from the database a chunk of rows at a
+time; entries added since a full build are layered on it, so a write costs a small table, not a
+rebuild."""
 
 from __future__ import annotations
 
-import sys
 import threading
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -14,9 +18,10 @@ from django.db import connection
 from kb.embedding import get_embedder
 from kb.models import Embedding, Entry
 from kb.normalize import error_family, message_slots, tokenize
-from kb.selectors import EntryRecord, entry_records, kb_version
-from triage.corpus import Corpus, Doc, LayeredCorpus
-from triage.lexical import RawLexicalIndex, raw_tokens
+from kb.selectors import EntryRecord, entry_records_stream, kb_version
+from triage.corpus import Corpus, LayeredCorpus
+from triage.entry_table import Doc, EntryTable, TableBuilder
+from triage.lexical import raw_tokens
 from triage.ranking import frame_tokens, message_tokens
 
 
@@ -25,7 +30,7 @@ class Watermark:
     """Where a full build stopped: what later writes are compared with."""
 
     max_pk: int
-    count: int  # entries with a pk up to max_pk
+    count: int  # rows with a pk up to max_pk, merged entries included
     updated: datetime | None  # the newest updated_at among them
 
 
@@ -34,17 +39,29 @@ class Snapshot:
     version: int
     corpus: Corpus
     size: int  # entries in this copy (what an entry shows is read from the database when shown)
-    vectors: np.ndarray  # one row per entry that has a vector of the current model
-    vector_row: dict[int, int]  # entry pk -> its row in `vectors`
+    model_name: str = ""  # the embedder whose vectors dense similarity reads
+    dim: int = 0
     watermark: Watermark | None = None
     base: Snapshot | None = None  # the full build that added entries are layered on
-    added_vectors: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def vectors_of(self, entry_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of these entries (of the current model), read from the database:
+        the copy keeps no vectors (a million of them would be 1.5 GB in every process)."""
+        ids = [int(i) for i in entry_ids]
+        if not ids:
+            return {}
+        # One plain query: the ORM's own work would be most of the cost of ~90 rows read by pk.
+        table = Embedding._meta.db_table
+        marks = ", ".join(["%s"] * len(ids))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT entry_id, vector FROM {table} WHERE model_name = %s AND dim = %s AND entry_id IN ({marks})",  # noqa: S608 (names from the model, values as parameters)
+                [self.model_name, self.dim, *ids],
+            )
+            return {pk: np.frombuffer(bytes(vec), dtype=np.float32) for pk, vec in cursor.fetchall()}
 
     def vector(self, entry_id: int) -> np.ndarray | None:
-        if entry_id in self.added_vectors:
-            return self.added_vectors[entry_id]
-        row = self.vector_row.get(entry_id)
-        return None if row is None else self.vectors[row]
+        return self.vectors_of([entry_id]).get(entry_id)
 
 
 def doc_of(rec: EntryRecord) -> Doc:
@@ -78,63 +95,44 @@ def doc_of(rec: EntryRecord) -> Doc:
 _lock = threading.Lock()
 _current: Snapshot | None = None
 _building = threading.Event()  # a background rebuild is under way
-# Tokenising is most of a rebuild: an entry that did not change since (same pk and updated_at)
-# keeps its tokens. Tokens are interned, so the many entries that share a word share its string.
-_tokens: dict[int, tuple[datetime | None, Doc, list[str]]] = {}
+# Tokenising is most of a layering: an added entry that did not change since (same pk and
+# updated_at) keeps its tokens until the next full build takes it in.
+_added_tokens: dict[int, tuple[datetime | None, Doc, list[str]]] = {}
 
 
-def _interned(doc: Doc) -> Doc:
-    return replace(
-        doc,
-        msg_tokens=tuple(map(sys.intern, doc.msg_tokens)),
-        ctx_tokens=tuple(map(sys.intern, doc.ctx_tokens)),
-        text_tokens=tuple(map(sys.intern, doc.text_tokens)),
-        frames=tuple(map(sys.intern, doc.frames)),
-    )
-
-
-def _docs_of(records: dict[int, EntryRecord], forget_others: bool = True) -> tuple[list[Doc], list[list[str]]]:
-    docs: list[Doc] = []
-    raw: list[list[str]] = []
-    for pk, rec in records.items():
-        cached = _tokens.get(pk)
+def _table_of(
+    records: Iterable[EntryRecord], cache: dict[int, tuple[datetime | None, Doc, list[str]]] | None
+) -> tuple[EntryTable, Watermark]:
+    """The records (in pk order) as one table, and where they stop."""
+    builder = TableBuilder()
+    max_pk, updated = 0, None
+    for rec in records:
+        cached = cache.get(rec.id) if cache is not None else None
         if cached is None or cached[0] != rec.updated_at:
-            tokens = [sys.intern(t) for t in raw_tokens(rec.problem_excerpt)]
-            cached = (rec.updated_at, _interned(doc_of(rec)), tokens)
-            _tokens[pk] = cached
-        docs.append(cached[1])
-        raw.append(cached[2])
-    if forget_others:
-        for pk in set(_tokens) - set(records):
-            del _tokens[pk]
-    return docs, raw
+            cached = (rec.updated_at, doc_of(rec), raw_tokens(rec.problem_excerpt))
+            if cache is not None:
+                cache[rec.id] = cached
+        builder.add(cached[1], cached[2])
+        max_pk = rec.id
+        if rec.updated_at is not None and (updated is None or rec.updated_at > updated):
+            updated = rec.updated_at
+    return builder.build(), Watermark(max_pk, 0, updated)
 
 
 def _build(version: int) -> Snapshot:
-    """1. Read every entry as a row; 2. tokenise the ones that changed; 3. build the indexes.
-    The records are not kept: what a shown entry says is read when it is shown."""
-    records = {r.id: r for r in entry_records()}
-    name = get_embedder().name
-    rows = Embedding.objects.filter(model_name=name, entry__merged_into__isnull=True).values_list(
-        "entry_id", "vector", "dim"
-    )
-    vector_row: dict[int, int] = {}
-    chunks: list[bytes] = []
-    dim = get_embedder().dim
-    for pk, vec, vec_dim in rows.iterator(chunk_size=2000):
-        if vec_dim == dim:
-            vector_row[pk] = len(chunks)
-            chunks.append(bytes(vec))
-    vectors = np.frombuffer(b"".join(chunks), dtype=np.float32).reshape(len(chunks), dim)
-    docs, raw = _docs_of(records)
-    updated = max((r.updated_at for r in records.values() if r.updated_at is not None), default=None)
+    """1. Read the entries a chunk of rows at a time, tokenise each into the table's arrays (no
+    row or Python object per entry is kept); 2. build the indexes; 3. note where the build
+    stopped. What a shown entry says, and its vector, are read when needed."""
+    table, mark = _table_of(entry_records_stream(), None)
+    count = Entry.all_objects.filter(pk__lte=mark.max_pk).count()
+    embedder = get_embedder()
     return Snapshot(
         version=version,
-        corpus=Corpus(docs, raw=RawLexicalIndex(list(records), raw)),
-        size=len(records),
-        vectors=vectors,
-        vector_row=vector_row,
-        watermark=Watermark(max(records, default=0), len(records), updated),
+        corpus=Corpus([table]),
+        size=len(table),
+        model_name=embedder.name,
+        dim=embedder.dim,
+        watermark=replace(mark, count=count),
     )
 
 
@@ -144,35 +142,30 @@ LAYER_LIMIT = 5000  # entries added since the full build that are layered on it;
 def _extend(snap: Snapshot, version: int) -> Snapshot | None:
     """The full build `snap` stands on, plus the entries added since, layered on it.
 
-    1. Give up (None: rebuild) if an entry of the full build was edited or deleted since, or
-       too many were added.
-    2. Read the added entries, and the entries of the full build that gained an occurrence.
-    3. Layer the added entries' small indexes on the full build's (`LayeredCorpus`)."""
+    1. Give up (None: rebuild) if an entry of the full build was edited, merged or deleted
+       since (a newer updated_at; fewer rows than added ones explain), or too many were added.
+    2. Read the added entries (their tokens are kept from one layering to the next).
+    3. Layer the added entries' small table on the full build's (`LayeredCorpus`)."""
     base = snap.base or snap
     w = base.watermark
     if w is None:
         return None
-    old = Entry.objects.filter(pk__lte=w.max_pk)
-    if old.count() != w.count or (w.updated is not None and old.filter(updated_at__gt=w.updated).exists()):
+    rows = Entry.all_objects
+    if w.updated is not None and rows.filter(updated_at__gt=w.updated, pk__lte=w.max_pk).exists():
         return None
-    added = {r.id: r for r in entry_records(after_pk=w.max_pk)}
-    if len(added) > LAYER_LIMIT:
+    added_rows = rows.filter(pk__gt=w.max_pk).count()
+    if added_rows > LAYER_LIMIT or rows.count() != w.count + added_rows:
         return None
-    docs, raw = _docs_of(added, forget_others=False)
-    name, dim = get_embedder().name, get_embedder().dim
-    added_vectors = {
-        pk: np.frombuffer(bytes(vec), dtype=np.float32)
-        for pk, vec in Embedding.objects.filter(entry_id__in=list(added), model_name=name, dim=dim).values_list(
-            "entry_id", "vector"
-        )
-    }
+    added = list(entry_records_stream(after_pk=w.max_pk))
+    for pk in set(_added_tokens) - {r.id for r in added}:
+        del _added_tokens[pk]
+    table, _ = _table_of(added, _added_tokens)
     return replace(
         base,
         version=version,
-        corpus=LayeredCorpus(base.corpus, docs, raw),
+        corpus=LayeredCorpus(base.corpus, table),
         size=base.size + len(added),
         base=base,
-        added_vectors=added_vectors,
     )
 
 
