@@ -32,7 +32,6 @@ FEATURES = (
     "msg_cover_entry",
     "raw_cover",
     "raw_cover_margin",
-    "slot_jaccard",
     "slot_conflict",
     "type_conflict",
 )
@@ -228,14 +227,13 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
 
 
 def slot_agreement(q: Sequence[str], e: Sequence[str]) -> dict[str, float]:
-    """How the two messages' distinguishing values (kb.normalize.message_slots) agree: their
-    Jaccard overlap, and whether each side names something the other does not (the same
-    wording about a different name, library or code)."""
-    if not q or not e:
-        return {"slot_jaccard": 0.0, "slot_conflict": 0.0}
+    """Whether the two messages' distinguishing values (kb.normalize.message_slots) disagree:
+    each side names something the other does not (the same wording about a different name,
+    library or code). A side that names nothing is no evidence. (Their Jaccard overlap was
+    measured as a feature too and added nothing under grouped CV.)"""
     qs, es = set(q), set(e)
     both = qs & es
-    return {"slot_jaccard": len(both) / len(qs | es), "slot_conflict": float(bool(qs - both) and bool(es - both))}
+    return {"slot_conflict": float(bool(qs and es) and bool(qs - both) and bool(es - both))}
 
 
 def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corpus: Corpus) -> float:

@@ -99,7 +99,8 @@ def test_slot_agreement_tells_another_name_in_the_same_wording():
     from triage.ranking import slot_agreement
 
     other_name = slot_agreement(("datacollatorforcompletiononlylm", "trl"), ("grpoconfig", "trl"))
-    assert other_name == {"slot_jaccard": 1 / 3, "slot_conflict": 1.0}
-    assert slot_agreement(("-lcuda",), ("-lcuda",)) == {"slot_jaccard": 1.0, "slot_conflict": 0.0}
-    # A side that names nothing is no evidence either way.
-    assert slot_agreement((), ("grpoconfig",)) == {"slot_jaccard": 0.0, "slot_conflict": 0.0}
+    assert other_name == {"slot_conflict": 1.0}
+    assert slot_agreement(("-lcuda",), ("-lcuda",)) == {"slot_conflict": 0.0}
+    # More named on one side only is not a conflict; a side that names nothing is no evidence.
+    assert slot_agreement(("max_seq_length", "sfttrainer.__init__"), ("max_seq_length",)) == {"slot_conflict": 0.0}
+    assert slot_agreement((), ("grpoconfig",)) == {"slot_conflict": 0.0}
