@@ -105,6 +105,13 @@ class VectorIndex:
         os.close(fd)
         try:
             faiss.write_index(index, tmp)
+            # The replaced file stays linked until the next write: when a reader unmaps the last
+            # file it mapped, the kernel then has nothing to free (~150 ms for 10⁵ vectors, paid
+            # by the triage that noticed the change); the writer pays for it here instead.
+            prev = self.directory / "entries.prev.faiss"
+            if self.path.exists():
+                prev.unlink(missing_ok=True)
+                os.link(self.path, prev)
             os.replace(tmp, self.path)
         finally:
             if os.path.exists(tmp):

@@ -235,6 +235,7 @@ class EntryTable:
         self.strings, self.codes = strings, codes
         self.fingerprints, self.odd_fingerprints = fingerprints, odd_fingerprints
         self.fp_order = np.argsort(fingerprints, kind="stable")
+        self.fp_sorted = fingerprints[self.fp_order]
         self.has_fix = has_fix
 
     def __len__(self) -> int:
@@ -259,9 +260,8 @@ class EntryTable:
 
     def with_fingerprint(self, fp: str) -> list[int]:
         code = np.uint64(fingerprint_code(fp, {}))
-        ordered = self.fingerprints[self.fp_order]
-        lo, hi = np.searchsorted(ordered, code, "left"), np.searchsorted(ordered, code, "right")
-        return sorted(int(self.pks[p]) for p in self.fp_order[lo:hi])
+        lo, hi = np.searchsorted(self.fp_sorted, code, "left"), np.searchsorted(self.fp_sorted, code, "right")
+        return np.sort(self.pks[self.fp_order[lo:hi]]).tolist()  # type: ignore[no-any-return]
 
     def fingerprint(self, pos: int) -> str:
         code = int(self.fingerprints[pos])
