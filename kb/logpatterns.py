@@ -30,8 +30,6 @@ PREFIX_RES = (
     # Markdown quotes and an opening backtick around a pasted error.
     re.compile(r"^(?:>\s?)+(?=\S)"),
     re.compile(r"^`(?!``)"),
-    # Markdown bold around a pasted error line in a chat ("**TypeError: ... 'beta'**").
-    re.compile(r"^\*\*(?=\S)"),
     re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),
     re.compile(r"^[\w.-]+:\d+:\d+ \[\d+\] "),
     # pytest's marker before the lines of a failure's explanation ("E       RuntimeError: …").

@@ -111,8 +111,10 @@ def clean_line(raw: str) -> CleanLine:
     text = text.rstrip()
     if "`" in prefix_parts:
         text = text.removesuffix("`").rstrip()
-    if "**" in prefix_parts:
-        text = text.removesuffix("**").rstrip()
+    if text.startswith("**") and text[2:3].strip():
+        # Markdown bold around a pasted error line in a chat ("**TypeError: ... 'beta'**"); checked
+        # here rather than as one more prefix pattern, which every line of a log would pay for.
+        text = text[2:].removesuffix("**").rstrip()
     if "```" in text:  # a markdown fence closed (or opened) on the error's own line
         text = FENCE_TAIL_RE.sub("", text)
     return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
