@@ -75,8 +75,8 @@ class FingerprintLookup:
 
 class RawText:
     """BM25 (bm25s's formula) of the entries' problem text, over the tables taken as one: each
-    table scores with its own IDF (scores only choose which entries to consider); coverage and
-    novelty sum document frequencies."""
+    table scores with its own IDF (scores only choose which entries to consider); coverage sums
+    document frequencies."""
 
     def __init__(self, parts: Sequence[EntryTable], exact: bool = False) -> None:
         self.parts, self.exact = parts, exact
@@ -125,22 +125,6 @@ class RawText:
         return {
             int(pk): v / total for (_, pks, _), g in zip(wanted, got, strict=True) for pk, v in zip(pks, g, strict=True)
         }
-
-    def novelty(self, tokens: Sequence[str]) -> float:
-        """IDF-weighted share of the paste's distinct words (numbers aside) that no entry contains:
-        a failure nobody has documented tends to speak of things the knowledge base never saw."""
-        uniq = {t for t in tokens if not t.isdigit()}
-        n = sum(len(p) for p in self.parts)
-        if not uniq or not n:
-            return 0.0
-        total = unseen = 0.0
-        for t in uniq:
-            df = self.df(t)
-            idf = _lucene_idf(n, df)
-            total += idf
-            if df == 0:
-                unseen += idf
-        return unseen / total if total else 0.0
 
 
 def _lucene_idf(n: int, df: int) -> float:
