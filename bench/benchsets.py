@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,7 @@ class QueryTable:
     qvec: np.ndarray | None = None  # the query's compact-signature embedding
     evecs: np.ndarray | None = None  # candidates × dim: the entries' embeddings
     too_little: bool = False  # triage's rule: never a confident match (no error, hardly a word)
+    train_only: bool = False  # reports against reports (collect_pairs): training rows, never judged
 
 
 def _spans(span_files: list[Path]) -> dict[str, list[tuple[int, int, str]]]:
@@ -79,11 +81,7 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
     """Ingest the run's corpus into the (throwaway) knowledge base and triage every query."""
     from django.core.management import call_command
 
-    from kb.embedding import get_embedder
     from kb.models import Occurrence
-    from kb.signature import compact_text
-    from triage.services import triage_log
-    from triage.snapshot import get_snapshot
 
     _reset_kb()
     source_problems: dict[int, list[frozenset[str]]] = {}
@@ -112,11 +110,69 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
             )
             source_problems.setdefault(occ["entry_id"], []).append(hits)
         query_sets = [(name, [json.loads(line) for line in qf.read_text().splitlines()]) for name, qf in query_files]
+    return _triage_all(query_sets, source_problems, features)
+
+
+def collect_pairs(features: tuple[str, ...]) -> list[QueryTable]:
+    """Reports asked against reports (issue 7, item 2: learn "same problem?" from pairs).
+
+    The knowledge base is every short report of dev and train, one document each; every query
+    (short and long) is then triaged against it with the entries made from its own report left
+    out, so each other report of its problem is a right answer and the rest are look-alikes.
+    These tables only ever add training rows to the candidate model; no figure is computed on them.
+    """
+    import tempfile
+
+    from django.core.management import call_command
+
+    from kb.models import Occurrence
+
+    _reset_kb()
+    folder = Path(tempfile.mkdtemp(prefix="fixbase-pairs-"))
+    origin: dict[str, tuple[str, str]] = {}  # file name -> (report key, problem)
+    query_sets: list[tuple[str, list[dict]]] = []
+    for base in ("dev", "train"):
+        reports = [json.loads(line) for line in (BENCH / base / "queries.jsonl").read_text().splitlines()]
+        for n, q in enumerate(reports):
+            name = f"{base}-{n:04d}.log"
+            (folder / name).write_text(q["log"], encoding="utf-8")
+            origin[name] = (f"{base}:{q['id']}", q.get("case") or f"unknown:{q['id']}")
+        for set_name in (base, f"{base}-long"):
+            queries = [json.loads(line) for line in (BENCH / set_name / "queries.jsonl").read_text().splitlines()]
+            query_sets.append((f"pairs:{set_name}", queries))
+    call_command("ingest", str(folder), stdout=io.StringIO())
+    source_problems: dict[int, list[frozenset[str]]] = {}
+    reports_of: dict[int, set[str]] = {}
+    for occ in Occurrence.objects.values("entry_id", "filename"):
+        key, problem = origin[Path(occ["filename"]).name]
+        source_problems.setdefault(occ["entry_id"], []).append(frozenset({problem}))
+        reports_of.setdefault(occ["entry_id"], set()).add(key)
+
+    def own_entries(set_name: str, q: dict) -> frozenset[int]:
+        key = f"{set_name.removeprefix('pairs:').removesuffix('-long')}:{q['id']}"
+        return frozenset(pk for pk, keys in reports_of.items() if key in keys)
+
+    return _triage_all(query_sets, source_problems, features, own_entries)
+
+
+def _triage_all(
+    query_sets: list[tuple[str, list[dict]]],
+    source_problems: dict[int, list[frozenset[str]]],
+    features: tuple[str, ...],
+    exclude_of: Callable[[str, dict], frozenset[int]] | None = None,
+) -> list[QueryTable]:
+    """Triage every query with every candidate kept (never the entries `exclude_of` names for it)."""
+    from kb.embedding import get_embedder
+    from kb.signature import compact_text
+    from triage.services import triage_log
+    from triage.snapshot import get_snapshot
+
     out: list[QueryTable] = []
     for set_name, queries in query_sets:
         for q in queries:
+            exclude = exclude_of(set_name, q) if exclude_of else frozenset()
             start = time.perf_counter()
-            res = triage_log(q["log"], top_k=1000, min_score=0.0)
+            res = triage_log(q["log"], top_k=1000, min_score=0.0, exclude=exclude)
             ms = (time.perf_counter() - start) * 1000
             ids = np.array([m.entry_id for m in res.matches], dtype=np.int64)
             srcs = [source_problems.get(int(i), []) for i in ids]
@@ -144,6 +200,7 @@ def collect(run: str, features: tuple[str, ...]) -> list[QueryTable]:
                     qvec=embedder.encode([compact_text(res.signature)])[0],
                     evecs=evecs.reshape(len(ids), embedder.dim),
                     too_little=res.too_little,
+                    train_only=exclude_of is not None,
                 )
             )
     return out

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from _django import ROOT, setup_throwaway
-from benchsets import QueryTable, collect
+from benchsets import QueryTable, collect, collect_pairs
 from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
@@ -68,7 +68,7 @@ def answer_probability(row: np.ndarray, coef: np.ndarray, bias: float) -> float:
 def train_rows(tables: Sequence[QueryTable], held_out: set[str], cols: list[int]) -> tuple[np.ndarray, np.ndarray]:
     xs, ys = [], []
     for t in tables:
-        if not len(t.y):
+        if not len(t.y) or t.problem in held_out:
             continue
         keep = np.array([not (ep & held_out) for ep in t.entry_problems], dtype=bool)
         xs.append(t.X[keep][:, cols])
@@ -145,32 +145,39 @@ def choose_floor(right_scores: list[float], n_known: int) -> float:
 
 
 def fit_all(tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float, folds: int) -> Fitted:
-    """1. Candidate weights on all `tables`.
-    2. Out-of-fold candidate scores of the same tables (inner grouped CV).
+    """1. Candidate weights on all `tables` (the reports-against-reports ones included).
+    2. Out-of-fold candidate scores of the judged tables (inner grouped CV).
     3. The answer model on those scores: is the first candidate the fix?
     4. Its threshold (most answered right) and the candidates' floor, on the same scores."""
     coef, bias = fit_weights(tables, held_out, cols, c)
-    oof = inner_oof(tables, held_out, cols, c, folds)
+    judged = [t for t in tables if not t.train_only]
+    extra = [t for t in tables if t.train_only]
+    oof = inner_oof(judged, extra, held_out, cols, c, folds)
     A = np.array([answer_row(t, s) for t, s, _ in oof])
     labels = np.array([1.0 if t.known and ok else 0.0 for t, _, (ok, _, _) in oof])
     answer = LogisticRegression(C=c, max_iter=2000).fit(A, labels)
     acoef, abias = answer.coef_[0], float(answer.intercept_[0])
     rows = [(ok, answer_probability(a, acoef, abias), t.known) for a, (t, _, (ok, _, _)) in zip(A, oof, strict=True)]
     right_scores = [p_right for t, _, (_, _, p_right) in oof if t.known and p_right is not None]
-    n_known = sum(1 for t in tables if t.known)
+    n_known = sum(1 for t in judged if t.known)
     return Fitted(coef, bias, choose_threshold(rows), choose_floor(right_scores, n_known), acoef, abias)
 
 
 def inner_oof(
-    tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float, folds: int
+    tables: Sequence[QueryTable],
+    extra: Sequence[QueryTable],
+    held_out: set[str],
+    cols: list[int],
+    c: float,
+    folds: int,
 ) -> list[tuple[QueryTable, np.ndarray, tuple[bool, float, float | None]]]:
     """Out-of-fold candidate scores, with (best right?, best score, score of the right entry if
-    it is in the first five)."""
+    it is in the first five). `extra` tables only add training rows."""
     groups = [t.problem for t in tables]
     out = []
     for tr, te in GroupKFold(n_splits=folds).split(np.zeros(len(tables)), groups=groups):
         inner_held = held_out | {tables[i].problem for i in te}
-        coef, bias = fit_weights([tables[i] for i in tr], inner_held, cols, c)
+        coef, bias = fit_weights([tables[i] for i in tr] + list(extra), inner_held, cols, c)
         for i in te:
             s = scores(tables[i], coef, bias, cols)
             ok, p, rank = top(tables[i], s)
@@ -230,18 +237,22 @@ def grouped_cv(
 def _grouped_cv_once(
     tables: list[QueryTable], cols: list[int], c: float, folds: int, fold_feature: FoldFeature | None, seed: int | None
 ) -> list[Outcome]:
-    groups = [t.problem for t in tables]
+    judged = [i for i, t in enumerate(tables) if not t.train_only]
+    extra = [i for i, t in enumerate(tables) if t.train_only]
+    groups = [tables[i].problem for i in judged]
     out: list[Outcome] = []
     splitter = GroupKFold(n_splits=folds, shuffle=seed is not None, random_state=seed)
-    for tr, te in splitter.split(np.zeros(len(tables)), groups=groups):
-        held = {tables[i].problem for i in te}
+    for tr, te in splitter.split(np.zeros(len(judged)), groups=groups):
+        held = {tables[judged[i]].problem for i in te}
         fold_tables, fold_cols = tables, cols
         if fold_feature is not None:
-            fold_tables, extra = fold_feature(tables, held)
-            fold_cols = cols + extra
-        fitted = fit_all([fold_tables[i] for i in tr], held, fold_cols, c, folds - 1)
+            fold_tables, more = fold_feature(tables, held)
+            fold_cols = cols + more
+        train = [fold_tables[judged[i]] for i in tr] + [fold_tables[i] for i in extra]
+        fitted = fit_all(train, held, fold_cols, c, folds - 1)
         out.extend(
-            decide(fold_tables[i], scores(fold_tables[i], fitted.coef, fitted.bias, fold_cols), fitted) for i in te
+            decide(fold_tables[judged[i]], scores(fold_tables[judged[i]], fitted.coef, fitted.bias, fold_cols), fitted)
+            for i in te
         )
     return out
 
@@ -384,17 +395,24 @@ def main() -> None:
         action="store_true",
         help="also the starter pack's second reports (KB: the pack alone) in fitting and CV",
     )
+    ap.add_argument(
+        "--pairs",
+        action="store_true",
+        help="also train the candidate model on reports asked against reports (never judged on them)",
+    )
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:
         from triage.ranking import WEIGHTS_PATH
 
-        tables = load_tables(args.cache, COLUMNS, args.pack)
+        tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs)
         cols = [i for i, f in enumerate(FEATURES) if f not in args.drop]
         outs = grouped_cv(tables, cols, args.C, args.folds, repeats=args.repeats)
+        judged = [t for t in tables if not t.train_only]
         print(
             f"grouped {args.folds}-fold CV by problem, mean of {args.repeats} random fold assignments, commit {commit()}, "
-            f"{len(tables)} queries on {len({t.problem for t in tables})} problems"
+            f"{len(judged)} queries on {len({t.problem for t in judged})} problems"
+            + (f", {len(tables) - len(judged)} report-against-report queries in training" if args.pairs else "")
         )
         present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
         rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]
@@ -414,16 +432,31 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load_tables(cache: str | None, features: tuple[str, ...], with_pack: bool = False) -> list[QueryTable]:
+def load_tables(
+    cache: str | None, features: tuple[str, ...], with_pack: bool = False, with_pairs: bool = False
+) -> list[QueryTable]:
+    """The judged tables (and, with `with_pairs`, the reports-against-reports training tables),
+    read from `cache` (pairs: `cache`.pairs) when it exists, else collected and written there."""
     import pickle
 
-    if cache and Path(cache).exists():
-        with open(cache, "rb") as fh:
-            return pickle.load(fh)  # noqa: S301 - a file this script wrote
-    tables = collect("dev", features) + collect("train", features) + (collect("pack", features) if with_pack else [])
-    if cache:
-        with open(cache, "wb") as fh:
-            pickle.dump(tables, fh)
+    def cached(path: str | None, make: Callable[[], list[QueryTable]]) -> list[QueryTable]:
+        if path and Path(path).exists():
+            with open(path, "rb") as fh:
+                return pickle.load(fh)  # noqa: S301 - a file this script wrote
+        tables = make()
+        if path:
+            with open(path, "wb") as fh:
+                pickle.dump(tables, fh)
+        return tables
+
+    tables = cached(
+        cache,
+        lambda: (
+            collect("dev", features) + collect("train", features) + (collect("pack", features) if with_pack else [])
+        ),
+    )
+    if with_pairs:
+        tables += cached(f"{cache}.pairs" if cache else None, lambda: collect_pairs(features))
     return tables
 
 

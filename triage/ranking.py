@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -294,6 +294,7 @@ def rank_candidates(
     dense_of: Callable[[Sequence[int]], dict[int, float]],
     model: RankerModel,
     pool: int = 30,
+    exclude: Collection[int] = (),
 ) -> list[Candidate]:
     """Gather candidates (fingerprint, lexical, dense), score each, best first.
 
@@ -306,6 +307,7 @@ def rank_candidates(
     if query.msg_tokens:
         ids.update(corpus.by_fingerprint.get(query.sig.fingerprint, ()))
     ids.update(raw_top(query, corpus, pool))
+    ids.difference_update(exclude)
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
     qv = query_vectors(query, corpus)
     dense = dense_of(sorted(ids))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -92,10 +92,13 @@ def verdict_of(best: float | None, threshold: float) -> str:
     return "match" if best >= threshold else "possible"
 
 
-def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> TriageResult:
+def triage_log(
+    text: str, top_k: int = 5, min_score: float | None = None, exclude: Collection[int] = ()
+) -> TriageResult:
     """1. Scan the log and choose the root error; 2. embed its compact signature;
-    3. gather and score candidates, keep those above the model's floor (or `min_score`);
-    4. verdict by the answer model's confidence that the first one is the fix."""
+    3. gather and score candidates (never the entries in `exclude`), keep those above the
+    model's floor (or `min_score`); 4. verdict by the answer model's confidence that the first
+    one is the fix."""
     # A pasted secret is never echoed back, stored or embedded; a NUL (binary output) cannot be stored.
     text = redact(text.replace("\x00", "")).text
     sig, choice = signature_from_text(text, symptom_context=False)
@@ -114,7 +117,9 @@ def triage_log(text: str, top_k: int = 5, min_score: float | None = None) -> Tri
         return {pk: float(np.dot(vec, qvec)) for pk, vec in snap.vectors_of(entry_ids).items()}
 
     model = ranker_model()
-    ranked = apply_feedback(rank_candidates(query, snap.corpus, dense_hits, dense_of, model), sig.fingerprint)
+    ranked = apply_feedback(
+        rank_candidates(query, snap.corpus, dense_hits, dense_of, model, exclude=exclude), sig.fingerprint
+    )
     threshold = match_threshold()
     floor = model.floor if min_score is None else min_score
     shown = [c for c in ranked if c.score >= floor][:top_k]

@@ -104,3 +104,10 @@ def test_slot_agreement_tells_another_name_in_the_same_wording():
     # More named on one side only is not a conflict; a side that names nothing is no evidence.
     assert slot_agreement(("max_seq_length", "sfttrainer.__init__"), ("max_seq_length",)) == {"slot_conflict": 0.0}
     assert slot_agreement((), ("grpoconfig",)) == {"slot_conflict": 0.0}
+
+
+def test_excluded_entries_are_never_candidates(samples_kb):
+    log = "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    first = triage_log(log).matches[0].entry_id
+    again = triage_log(log, exclude={first})
+    assert all(m.entry_id != first for m in again.matches)
