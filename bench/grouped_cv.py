@@ -82,7 +82,8 @@ def fit_weights(
     """The candidate model: L2-regularised logistic regression whose weights keep their signs
     (triage.ranking.AGAINST counts against a candidate, every other feature for it)."""
     X, y = train_rows(tables, held_out, cols)
-    signs = [-1 if FEATURES[i] in AGAINST else 1 for i in cols]
+    # Columns past FEATURES are experiments' (bench/pair_projection.py): counted for a candidate.
+    signs = [-1 if i < len(FEATURES) and FEATURES[i] in AGAINST else 1 for i in cols]
     return signed_logistic(X, y, c, signs)
 
 

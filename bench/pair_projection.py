@@ -1,6 +1,6 @@
 """Does a projection of the MiniLM vectors, trained on pairs of reports, help the ranker?
 
-    .venv/bin/python bench/pair_projection.py [--lam 0.001] [--cache FILE]
+    .venv/bin/python bench/pair_projection.py [--lam 0.001] [--repeats 5] [--cache FILE]
 
 Issue 7 asked for "same problem?" learnt from pairs, as Sentry did for similar issues with
 embeddings trained on such pairs. At the scale of this data (a few hundred reports) that is a
@@ -107,6 +107,7 @@ def main() -> None:
     ap.add_argument("--lam", type=float, default=0.001, help="pull of W towards the identity")
     ap.add_argument("--epochs", type=int, default=200)
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=5, help="random fold assignments averaged")
     ap.add_argument("--cache", help="pickle of collected tables (bench/grouped_cv.py --cache)")
     args = ap.parse_args()
     tmp = setup_throwaway()
@@ -123,7 +124,7 @@ def main() -> None:
             ),
         }
         for name, feature in runs.items():
-            outs = grouped_cv(tables, cols, 1.0, args.folds, feature)
+            outs = grouped_cv(tables, cols, 1.0, args.folds, feature, repeats=args.repeats)
             print(f"{name}:")
             present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
             print_table(
