@@ -210,6 +210,9 @@ FIXBASE_MATCH_THRESHOLD = env_float("FIXBASE_MATCH_THRESHOLD", -1.0)  # < 0: use
 # Up to this many entries the ranking copy is rebuilt whole after a write (about 0.2 s at 2k); above
 # it added entries are layered on the last full build, and edits rebuild in a background thread.
 FIXBASE_SYNC_REBUILD_ENTRIES = env_int("FIXBASE_SYNC_REBUILD_ENTRIES", 2_000)
+# A full ranking copy of at least this many entries is saved under DATA_DIR/ranking, so the next
+# process maps it instead of building it (minutes at a million entries).
+FIXBASE_SAVE_COPY_ENTRIES = env_int("FIXBASE_SAVE_COPY_ENTRIES", 20_000)
 
 # Celery: eager in-process unless a broker is configured.
 REDIS_URL = env_str("REDIS_URL")

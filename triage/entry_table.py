@@ -10,10 +10,12 @@ only for the few entries a triage scores.
 from __future__ import annotations
 
 import hashlib
+import json
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -296,3 +298,66 @@ class EntryTable:
             has_fix=bool(self.has_fix[pos]),
             slots=decode(self.slots),
         )
+
+
+RAGGED_FIELDS = ("msg", "ctx", "frames", "text", "family_words", "slots")
+
+
+def table_save(table: EntryTable, folder: Path) -> None:
+    """Write the table into `folder` (which must not exist yet) as .npy files and one JSON file,
+    so `table_load` maps it back without rebuilding anything."""
+    folder.mkdir(parents=True)
+    arrays: dict[str, np.ndarray] = {name: getattr(table, name) for name in ("pks", "fingerprints", "has_fix")}
+    arrays["msg_df"], arrays["frame_df"] = table.dfs["msg"], table.dfs["frame"]
+    for name in RAGGED_FIELDS:
+        r: Ragged = getattr(table, name)
+        arrays[f"{name}.offsets"], arrays[f"{name}.values"] = r.offsets, r.values
+    for index in ("signature", "raw"):
+        for name in Postings.ARRAYS:
+            arrays[f"{index}.{name}"] = getattr(getattr(table, index), name)
+    for name, codes in table.codes.items():
+        arrays[f"code.{name}"] = codes
+    encoded = [w.encode("utf-8", "surrogatepass") for w in table.words]
+    arrays["words.offsets"] = np.cumsum([0, *map(len, encoded)], dtype=np.int64)
+    arrays["words.bytes"] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    for name, values in arrays.items():
+        np.save(folder / f"{name}.npy", np.ascontiguousarray(values), allow_pickle=False)
+    meta = {
+        "strings": table.strings,
+        "odd_fingerprints": {str(k): v for k, v in table.odd_fingerprints.items()},
+        "n": len(table),
+    }
+    (folder / "table.json").write_text(json.dumps(meta), encoding="utf-8")
+
+
+def table_load(folder: Path) -> EntryTable:
+    """The table `table_save` wrote, its arrays memory-mapped (read-only, shared by every process
+    that maps them); only the vocabulary is read into a dict."""
+    meta = json.loads((folder / "table.json").read_text(encoding="utf-8"))
+
+    def arr(name: str) -> np.ndarray:
+        return np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+
+    offsets, blob = np.asarray(arr("words.offsets")), arr("words.bytes").tobytes()
+    words = [blob[offsets[i] : offsets[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(offsets) - 1)]
+    n = int(meta["n"])
+
+    def postings(index: str) -> Postings:
+        return Postings.from_arrays(n, {name: arr(f"{index}.{name}") for name in Postings.ARRAYS})
+
+    ragged = {name: Ragged(arr(f"{name}.offsets"), arr(f"{name}.values")) for name in RAGGED_FIELDS}
+    return EntryTable(
+        pks=arr("pks"),
+        vocab={w: i for i, w in enumerate(words)},
+        words=words,
+        signature=postings("signature"),
+        raw=postings("raw"),
+        msg_df=arr("msg_df"),
+        frame_df=arr("frame_df"),
+        strings=meta["strings"],
+        codes={name: arr(f"code.{name}") for name in meta["strings"]},
+        fingerprints=arr("fingerprints"),
+        odd_fingerprints={int(k): v for k, v in meta["odd_fingerprints"].items()},
+        has_fix=arr("has_fix"),
+        **ragged,
+    )

@@ -142,6 +142,17 @@ class Postings:
         if nonempty.any():
             self.col_max[nonempty] = np.maximum.reduceat(self.data, self.indptr[:-1][nonempty])
 
+    ARRAYS = ("indptr", "indices", "data", "df", "col_max")
+
+    @classmethod
+    def from_arrays(cls, n: int, arrays: dict[str, np.ndarray]) -> Postings:
+        """The index as `arrays` (those named in ARRAYS, e.g. memory-mapped files) hold it."""
+        self = cls.__new__(cls)
+        self.n = n
+        for name in cls.ARRAYS:
+            setattr(self, name, arrays[name])
+        return self
+
     @classmethod
     def empty(cls) -> Postings:
         return cls(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32), 1)

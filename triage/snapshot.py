@@ -2,14 +2,20 @@
 
 The copy holds compact arrays (`triage.entry_table`), built from the database a chunk of rows at a
 time; entries added since a full build are layered on it, so a write costs a small table, not a
-rebuild."""
+rebuild. A large full build is also saved under the data directory (`FIXBASE_DATA_DIR/ranking`),
+so the next process maps its arrays and layers what changed since instead of building it again."""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import shutil
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
@@ -20,9 +26,11 @@ from kb.models import Embedding, Entry
 from kb.normalize import error_family, message_slots, tokenize
 from kb.selectors import EntryRecord, entry_records_stream, kb_version
 from triage.corpus import Corpus, LayeredCorpus
-from triage.entry_table import Doc, EntryTable, TableBuilder
+from triage.entry_table import Doc, EntryTable, TableBuilder, table_load, table_save
 from triage.lexical import raw_tokens
 from triage.ranking import frame_tokens, message_tokens
+
+logger = logging.getLogger("fixbase.triage")
 
 
 @dataclass(frozen=True)
@@ -119,14 +127,21 @@ def _table_of(
     return builder.build(), Watermark(max_pk, 0, updated)
 
 
-def _build(version: int) -> Snapshot:
-    """1. Read the entries a chunk of rows at a time, tokenise each into the table's arrays (no
+def _build(version: int, from_disk: bool = False) -> Snapshot:
+    """0. With `from_disk` (a process's first build), the saved full build if it is still good
+    for the database, with what was added since layered on it;
+    1. Read the entries a chunk of rows at a time, tokenise each into the table's arrays (no
     row or Python object per entry is kept); 2. build the indexes; 3. note where the build
-    stopped. What a shown entry says, and its vector, are read when needed."""
+    stopped; 4. save it when it is large. What a shown entry says, and its vector, are read
+    when needed."""
+    if from_disk:
+        saved = _load_saved(version)
+        if saved is not None:
+            return saved
     table, mark = _table_of(entry_records_stream(), None)
     count = Entry.all_objects.filter(pk__lte=mark.max_pk).count()
     embedder = get_embedder()
-    return Snapshot(
+    snap = Snapshot(
         version=version,
         corpus=Corpus([table]),
         size=len(table),
@@ -134,6 +149,84 @@ def _build(version: int) -> Snapshot:
         dim=embedder.dim,
         watermark=replace(mark, count=count),
     )
+    if len(table) >= settings.FIXBASE_SAVE_COPY_ENTRIES:
+        _save(table, snap.watermark)
+    return snap
+
+
+def _saved_root() -> Path:
+    return Path(settings.DATA_DIR) / "ranking"
+
+
+def _database() -> str:
+    """Which database a saved build was made from (the data directory may outlive it)."""
+    db = connection.settings_dict
+    return f"{db['ENGINE']}|{db.get('HOST') or ''}|{db.get('PORT') or ''}|{db['NAME']}"
+
+
+def _save(table: EntryTable, mark: Watermark | None) -> None:
+    """Write the full build next to the FAISS file: into a fresh folder, renamed into place, then
+    the older ones removed (a process still mapping one keeps its pages until it lets go)."""
+    if mark is None:
+        return
+    root = _saved_root()
+    tmp = root / f".building-{os.getpid()}-{threading.get_ident()}"
+    final = root / f"{mark.max_pk}-{mark.count}-{os.getpid()}"
+    try:
+        shutil.rmtree(tmp, ignore_errors=True)
+        table_save(table, tmp)
+        meta = {
+            "max_pk": mark.max_pk,
+            "count": mark.count,
+            "updated": mark.updated.isoformat() if mark.updated else None,
+            "database": _database(),
+        }
+        (tmp / "watermark.json").write_text(json.dumps(meta), encoding="utf-8")
+        shutil.rmtree(final, ignore_errors=True)
+        os.rename(tmp, final)
+    except OSError as exc:
+        logger.warning("ranking copy not saved (%s): the next process builds it again", exc)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    for old in root.iterdir():
+        if old != final and not old.name.startswith("."):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _load_saved(version: int) -> Snapshot | None:
+    """The newest saved full build with the entries added since layered on it, or None when
+    there is none, it is unreadable, it is another database's, or an entry it holds was edited,
+    merged or deleted since (then a full build is needed anyway)."""
+    root = _saved_root()
+    if not root.is_dir():
+        return None
+    saved = [d for d in root.iterdir() if not d.name.startswith(".") and (d / "watermark.json").is_file()]
+    if not saved:
+        return None
+    folder = max(saved, key=lambda d: d.stat().st_mtime)
+    try:
+        meta = json.loads((folder / "watermark.json").read_text(encoding="utf-8"))
+        if meta["database"] != _database():
+            return None
+        table = table_load(folder)
+        mark = Watermark(
+            int(meta["max_pk"]),
+            int(meta["count"]),
+            datetime.fromisoformat(meta["updated"]) if meta["updated"] else None,
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        logger.warning("saved ranking copy %s unreadable (%s): building it again", folder, exc)
+        return None
+    embedder = get_embedder()
+    base = Snapshot(
+        version=-1,
+        corpus=Corpus([table]),
+        size=len(table),
+        model_name=embedder.name,
+        dim=embedder.dim,
+        watermark=mark,
+    )
+    return _extend(base, version)
 
 
 LAYER_LIMIT = 5000  # entries added since the full build that are layered on it; past this, rebuild
@@ -208,5 +301,5 @@ def get_snapshot() -> Snapshot:
         return snap
     with _lock:
         if _current is None or _current.version != version:
-            _current = _build(version)
+            _current = _build(version, from_disk=_current is None)
         return _current

@@ -74,3 +74,51 @@ def test_an_edit_of_a_built_entry_is_not_layered(transactional_db, settings):
 
     entry_update(Entry.objects.get(), title="probe 0", remedy_markdown="a better fix")
     assert snapshot._extend(full, full.version + 1) is None
+
+
+def test_a_saved_full_build_is_mapped_by_the_next_process_and_checked_against_the_database(
+    transactional_db, settings, tmp_path, monkeypatch
+):
+    from ingest.services import document_process, document_submit_path
+    from kb.models import Entry
+    from kb.services import entry_update
+    from tests.conftest import ROOT
+
+    settings.DATA_DIR = tmp_path
+    settings.FIXBASE_SAVE_COPY_ENTRIES = 0  # save even this small build
+    snapshot._current = None
+    for path in sorted((ROOT / "samples").iterdir()):
+        document_process(document_submit_path(path).document.pk)
+    queries = [
+        "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "ValueError: max_tokens must be at least 1, got -12",
+    ]
+    built = [[(m.entry_id, m.score) for m in triage_log(q).matches] for q in queries]
+    assert [d.name for d in (tmp_path / "ranking").iterdir()]  # saved beside the index
+
+    # A new process (no copy in memory) maps the saved build: nothing is tokenised again.
+    stream = snapshot.entry_records_stream
+
+    def no_full_build(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if "after_pk" not in kwargs:  # reading every entry: a full build
+            raise AssertionError("the saved build should have been used")
+        return stream(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot, "entry_records_stream", no_full_build)
+    snapshot._current = None
+    assert [[(m.entry_id, m.score) for m in triage_log(q).matches] for q in queries] == built
+    assert snapshot.get_snapshot().base is not None  # the saved build, with nothing layered yet
+    monkeypatch.undo()
+
+    # Entries added since are layered on it, as in the process that built it.
+    entries_ingest([probe(0)])
+    snapshot._current = None
+    assert triage_log("KeyError: 'snapshot_probe_x'").matches[0].title == "probe 0"
+    assert snapshot.get_snapshot().base is not None
+
+    # An entry of the saved build edited since: it is built again from the database.
+    entry = Entry.objects.get(pk=built[0][0][0])
+    entry_update(entry, title="edited since the save", remedy_markdown="fix")
+    snapshot._current = None
+    assert snapshot.get_snapshot().base is None
+    assert triage_log(queries[0]).matches[0].entry_id == entry.pk
