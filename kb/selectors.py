@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -112,12 +112,17 @@ def entry_records(
     return [_record(row, fields, tuple(sources.get(row[0], ()))) for row in entries.values_list(*fields)]
 
 
-def entry_records_stream(after_pk: int | None = None, chunk_size: int = 2000) -> Iterator[EntryRecord]:
-    """Every entry (or those with a pk above `after_pk`) in pk order, read `chunk_size` rows at a
-    time and without their sources: what building the ranking copy needs, never all rows at once."""
+def entry_records_stream(
+    after_pk: int | None = None, pks: Collection[int] | None = None, chunk_size: int = 2000
+) -> Iterator[EntryRecord]:
+    """Every entry (or those with a pk above `after_pk`, or those of `pks` that are live) in pk
+    order, read `chunk_size` rows at a time and without their sources: what building the ranking
+    copy needs, never all rows at once."""
     entries = Entry.objects.order_by("pk")
     if after_pk is not None:
         entries = entries.filter(pk__gt=after_pk)
+    if pks is not None:
+        entries = entries.filter(pk__in=list(pks))
     fields = (*_RECORD_FIELDS, "problem_excerpt")
     for row in entries.values_list(*fields).iterator(chunk_size=chunk_size):
         yield _record(row, fields)

@@ -35,14 +35,18 @@ class DocFreq:
 
 
 class DocStore:
-    """Entries by pk, decoded from the tables on demand (`in` and `[]` as on a dict)."""
+    """Entries by pk, decoded from the tables on demand (`in` and `[]` as on a dict). A `hidden`
+    pk is not read from the first table (the full build): it was edited (its new state is in a
+    later table) or deleted since."""
 
-    def __init__(self, parts: Sequence[EntryTable]) -> None:
-        self.parts = parts
+    def __init__(self, parts: Sequence[EntryTable], hidden: frozenset[int] = frozenset()) -> None:
+        self.parts, self.hidden = parts, hidden
         self._doc = lru_cache(maxsize=DOC_CACHE)(self._decode)
 
     def _locate(self, pk: int) -> tuple[EntryTable, int] | None:
-        for part in self.parts:
+        for k, part in enumerate(self.parts):
+            if k == 0 and pk in self.hidden:
+                continue
             pos = part.position(pk)
             if pos is not None:
                 return part, pos
@@ -62,15 +66,16 @@ class DocStore:
         return doc
 
     def __len__(self) -> int:
-        return sum(len(p) for p in self.parts)
+        return sum(len(p) for p in self.parts) - len(self.hidden)
 
 
 class FingerprintLookup:
-    def __init__(self, parts: Sequence[EntryTable]) -> None:
-        self.parts = parts
+    def __init__(self, parts: Sequence[EntryTable], hidden: frozenset[int] = frozenset()) -> None:
+        self.parts, self.hidden = parts, hidden
 
     def get(self, fp: str, default: Sequence[int] = ()) -> list[int]:
-        return [pk for p in self.parts for pk in p.with_fingerprint(fp)] or list(default)
+        found = [pk for k, p in enumerate(self.parts) for pk in p.with_fingerprint(fp) if k or pk not in self.hidden]
+        return found or list(default)
 
 
 class RawText:
@@ -78,17 +83,18 @@ class RawText:
     table scores with its own IDF (scores only choose which entries to consider); coverage sums
     document frequencies."""
 
-    def __init__(self, parts: Sequence[EntryTable], exact: bool = False) -> None:
-        self.parts, self.exact = parts, exact
+    def __init__(self, parts: Sequence[EntryTable], exact: bool = False, hidden: frozenset[int] = frozenset()) -> None:
+        self.parts, self.exact, self.hidden = parts, exact, hidden
 
     def top(self, tokens: Sequence[str], k: int) -> list[int]:
         """The `k` entries (pks) whose problem text best matches the words, with a positive score."""
         best: list[tuple[float, int]] = []
         uniq = list(dict.fromkeys(tokens))
-        for p in self.parts:
+        for n, p in enumerate(self.parts):
             cols = [c for t in uniq if (c := p.vocab.get(t)) is not None and p.raw.df[c]]
             for pos, score in p.raw.top(cols, [1.0] * len(cols), k, exact=self.exact):
-                best.append((score, int(p.pks[pos])))
+                if n or int(p.pks[pos]) not in self.hidden:
+                    best.append((score, int(p.pks[pos])))
         best.sort(key=lambda sp: (-sp[0], sp[1]))
         return [pk for _, pk in best[:k]]
 
@@ -106,7 +112,8 @@ class RawText:
         if not uniq or not cands:
             return {}
         n = sum(len(p) for p in self.parts)
-        wanted = [(p, *p.positions(cands)) for p in self.parts]
+        shown = [pk for pk in cands if pk not in self.hidden]
+        wanted = [(p, *p.positions(shown if k == 0 else cands)) for k, p in enumerate(self.parts)]
         got = [[0.0] * len(pks) for _, pks, _ in wanted]
         total = 0.0
         for t in uniq:
@@ -137,16 +144,17 @@ class Corpus:
     `exact` turns off the shortcuts of candidate generation (every posting list is summed), for
     measuring the scaled path against exact ranking (bench/scale.py)."""
 
-    def __init__(self, parts: Sequence[EntryTable], exact: bool = False) -> None:
+    def __init__(self, parts: Sequence[EntryTable], exact: bool = False, hidden: frozenset[int] = frozenset()) -> None:
         self.parts = tuple(parts)
         self.exact = exact
-        self.n = max(1, sum(len(p) for p in self.parts))
-        self.docs = DocStore(self.parts)
-        self.by_fingerprint = FingerprintLookup(self.parts)
+        self.hidden = hidden  # pks whose copy in the first table is out of date (see DocStore)
+        self.n = max(1, sum(len(p) for p in self.parts) - len(hidden))
+        self.docs = DocStore(self.parts, hidden)
+        self.by_fingerprint = FingerprintLookup(self.parts, hidden)
         self.msg_df = DocFreq(self.parts, "msg")
         self.text_df = DocFreq(self.parts, "text")
         self.frame_df = DocFreq(self.parts, "frame")
-        self.raw = RawText(self.parts, exact)
+        self.raw = RawText(self.parts, exact, hidden)
         self._doc_vectors = lru_cache(maxsize=DOC_CACHE)(self._vectors_of)
 
     def with_exact(self, exact: bool) -> Corpus:
@@ -187,7 +195,7 @@ class Corpus:
                 continue
             mults[tok] = math.log(1.0 + (n + 1) / (df + 0.5)) * math.sqrt(min(qtf, 3))
         both: list[tuple[int, float]] = []
-        for p in self.parts:
+        for n_part, p in enumerate(self.parts):
             index: Postings = p.signature
             cols, weights = [], []
             for tok, m in mults.items():
@@ -195,7 +203,8 @@ class Corpus:
                 if col is not None and index.df[col]:
                     cols.append(col)
                     weights.append(m)
-            both.extend((int(p.pks[pos]), s) for pos, s in index.top(cols, weights, k, exact=self.exact))
+            found = ((int(p.pks[pos]), s) for pos, s in index.top(cols, weights, k, exact=self.exact))
+            both.extend((pk, s) for pk, s in found if n_part or pk not in self.hidden)
         return sorted(both, key=lambda kv: (-kv[1], kv[0]))[:k]
 
 
@@ -204,12 +213,15 @@ class LayeredCorpus(Corpus):
 
     Writes add entries all the time; rebuilding every index for each would cost seconds at 10⁵
     entries. The new entries get a table of their own; document frequencies and entry counts are
-    summed, so their features are computed on the same scale as the others'. Only additions are
-    layered: an edited or deleted entry means a full rebuild."""
+    summed, so their features are computed on the same scale as the others'. An entry of the full
+    build edited since is `hidden` there and read from the small table; one deleted since is only
+    hidden (its words still count in the document frequencies until the next full build)."""
 
-    def __init__(self, base: Corpus, added: EntryTable, exact: bool = False) -> None:
-        super().__init__((*base.parts[:1], added), exact)
+    def __init__(
+        self, base: Corpus, added: EntryTable, exact: bool = False, hidden: frozenset[int] = frozenset()
+    ) -> None:
+        super().__init__((*base.parts[:1], added), exact, hidden)
         self.base = base
 
     def with_exact(self, exact: bool) -> Corpus:
-        return LayeredCorpus(self.base, self.parts[1], exact)
+        return LayeredCorpus(self.base, self.parts[1], exact, self.hidden)

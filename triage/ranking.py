@@ -308,6 +308,7 @@ def rank_candidates(
         ids.update(corpus.by_fingerprint.get(query.sig.fingerprint, ()))
     ids.update(raw_top(query, corpus, pool))
     ids.difference_update(exclude)
+    ids = {i for i in ids if i in corpus.docs}  # an index may still name an entry deleted since
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
     qv = query_vectors(query, corpus)
     dense = dense_of(sorted(ids))

@@ -233,31 +233,42 @@ LAYER_LIMIT = 5000  # entries added since the full build that are layered on it;
 
 
 def _extend(snap: Snapshot, version: int) -> Snapshot | None:
-    """The full build `snap` stands on, plus the entries added since, layered on it.
+    """The full build `snap` stands on, with what changed since layered on it.
 
-    1. Give up (None: rebuild) if an entry of the full build was edited, merged or deleted
-       since (a newer updated_at; fewer rows than added ones explain), or too many were added.
-    2. Read the added entries (their tokens are kept from one layering to the next).
-    3. Layer the added entries' small table on the full build's (`LayeredCorpus`)."""
+    1. Entries of the full build edited or merged since (a newer updated_at) are hidden in it
+       and read again; rows deleted since (fewer rows than the build and the additions explain)
+       are found by comparing pks, and hidden.
+    2. Give up (None: rebuild) when more than LAYER_LIMIT entries were changed or added.
+    3. Read the added and changed entries (tokens are kept from one layering to the next) into a
+       small table layered on the full build's (`LayeredCorpus`)."""
     base = snap.base or snap
     w = base.watermark
     if w is None:
         return None
     rows = Entry.all_objects
-    if w.updated is not None and rows.filter(updated_at__gt=w.updated, pk__lte=w.max_pk).exists():
-        return None
+    changed: set[int] = set()
+    if w.updated is not None:
+        edited = rows.filter(updated_at__gt=w.updated, pk__lte=w.max_pk).values_list("pk", flat=True)
+        changed = set(edited[: LAYER_LIMIT + 1])
     added_rows = rows.filter(pk__gt=w.max_pk).count()
-    if added_rows > LAYER_LIMIT or rows.count() != w.count + added_rows:
+    if added_rows + len(changed) > LAYER_LIMIT:
         return None
-    added = list(entry_records_stream(after_pk=w.max_pk))
-    for pk in set(_added_tokens) - {r.id for r in added}:
+    gone: set[int] = set()
+    if rows.count() != w.count + added_rows:
+        present = rows.filter(pk__lte=w.max_pk).values_list("pk", flat=True).iterator(chunk_size=20_000)
+        built = base.corpus.parts[0].pks
+        gone = set(np.setdiff1d(built, np.fromiter(present, dtype=np.int64)).tolist())
+        if len(gone) > LAYER_LIMIT:
+            return None
+    layered = [*(entry_records_stream(pks=changed) if changed else ()), *entry_records_stream(after_pk=w.max_pk)]
+    for pk in set(_added_tokens) - {r.id for r in layered}:
         del _added_tokens[pk]
-    table, _ = _table_of(added, _added_tokens)
+    table, _ = _table_of(layered, _added_tokens)
     return replace(
         base,
         version=version,
-        corpus=LayeredCorpus(base.corpus, table),
-        size=base.size + len(added),
+        corpus=LayeredCorpus(base.corpus, table, hidden=frozenset(changed | gone)),
+        size=base.size + len(layered) - len(changed | gone),
         base=base,
     )
 

@@ -18,15 +18,16 @@ def test_small_knowledge_base_sees_a_write_at_once(transactional_db):
     assert triage_log("KeyError: 'snapshot_probe_y'").matches[0].title == "probe 1"
 
 
-def test_large_knowledge_base_answers_from_the_previous_copy_while_rebuilding(transactional_db, settings):
+def test_large_knowledge_base_answers_from_the_previous_copy_while_rebuilding(transactional_db, settings, monkeypatch):
     from kb.models import Entry
     from kb.services import entry_update
 
     settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0  # treat this knowledge base as a large one
+    monkeypatch.setattr(snapshot, "LAYER_LIMIT", 0)  # and any change as too many to layer
     snapshot._current = None
     entries_ingest([probe(0)])
     first = snapshot.get_snapshot()  # no copy yet: built on the spot
-    entry_update(Entry.objects.get(title="probe 0"), title="probe 0", remedy_markdown="a better fix")  # not layered
+    entry_update(Entry.objects.get(title="probe 0"), title="probe 0", remedy_markdown="a better fix")
     stale = snapshot.get_snapshot()
     assert stale is first  # answered at once from the previous copy...
     deadline = time.monotonic() + 30
@@ -63,17 +64,43 @@ def test_added_entries_are_layered_on_the_full_build_and_rank_as_after_a_rebuild
         assert abs(got[0][1] - want[0][1]) < 0.05
 
 
-def test_an_edit_of_a_built_entry_is_not_layered(transactional_db, settings):
+def test_edits_merges_and_deletions_of_built_entries_are_layered_and_rank_as_after_a_rebuild(
+    transactional_db, settings
+):
+    from ingest.services import document_process, document_submit_path
     from kb.models import Entry
+    from kb.services import entry_merge, entry_update
+    from tests.conftest import ROOT
+    from triage.corpus import LayeredCorpus
 
     settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0
     snapshot._current = None
-    entries_ingest([probe(0)])
+    for path in sorted((ROOT / "samples").iterdir()):
+        document_process(document_submit_path(path).document.pk)
+    entries_ingest([probe(0), probe(1), probe(2)])
+    snapshot._current = None
     full = snapshot.get_snapshot()
-    from kb.services import entry_update
-
-    entry_update(Entry.objects.get(), title="probe 0", remedy_markdown="a better fix")
-    assert snapshot._extend(full, full.version + 1) is None
+    edited, merged, deleted = (Entry.objects.get(title=f"probe {k}") for k in range(3))
+    entry_update(edited, title="probe 0 renamed zanzibar", remedy_markdown="a better fix")
+    entry_merge(edited, merged)
+    deleted.delete()
+    layered = snapshot.get_snapshot()  # at once, not in the background
+    assert isinstance(layered.corpus, LayeredCorpus) and layered.base is full
+    assert layered.size == full.size - 2
+    assert "zanzibar" in layered.corpus.docs[edited.pk].text_tokens
+    assert merged.pk not in layered.corpus.docs and deleted.pk not in layered.corpus.docs
+    queries = [
+        "KeyError: 'snapshot_probe_x'",
+        "KeyError: 'snapshot_probe_y'",
+        "KeyError: 'snapshot_probe_z'",
+        "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    ]
+    seen = [[m.entry_id for m in triage_log(q).matches] for q in queries]
+    assert all(merged.pk not in ids and deleted.pk not in ids for ids in seen)
+    assert seen[0][0] == edited.pk and seen[1][0] == edited.pk  # the merged probe's error finds the target
+    snapshot._current = None  # a full rebuild of the same knowledge base
+    rebuilt = [[m.entry_id for m in triage_log(q).matches] for q in queries]
+    assert [ids[:2] for ids in seen] == [ids[:2] for ids in rebuilt]
 
 
 def test_a_saved_full_build_is_mapped_by_the_next_process_and_checked_against_the_database(
@@ -116,9 +143,14 @@ def test_a_saved_full_build_is_mapped_by_the_next_process_and_checked_against_th
     assert triage_log("KeyError: 'snapshot_probe_x'").matches[0].title == "probe 0"
     assert snapshot.get_snapshot().base is not None
 
-    # An entry of the saved build edited since: it is built again from the database.
+    # An entry of the saved build edited since: layered on it too.
     entry = Entry.objects.get(pk=built[0][0][0])
     entry_update(entry, title="edited since the save", remedy_markdown="fix")
     snapshot._current = None
-    assert snapshot.get_snapshot().base is None
+    assert snapshot.get_snapshot().base is not None
     assert triage_log(queries[0]).matches[0].entry_id == entry.pk
+
+    # More changes than are worth layering: built again from the database.
+    monkeypatch.setattr(snapshot, "LAYER_LIMIT", 0)
+    snapshot._current = None
+    assert snapshot.get_snapshot().base is None
