@@ -1,6 +1,6 @@
 """Triage on large knowledge bases (fake embedder: ranking and Python overhead alone).
 
-    .venv/bin/python bench/scale.py [--sizes 10000 100000 1000000] [--keep DIR] [--no-recall]
+    .venv/bin/python bench/scale.py [--sizes 10000 100000 1000000] [--keep DIR] [--no-recall] [--sweep]
 
 For each size, a knowledge base is built in a fresh data directory (or in DIR/<size>, reused
 when it is there: building a million entries takes tens of minutes) from mutations of the real
@@ -104,7 +104,7 @@ def build(size: int, data: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def measure(size: int, keep: Path | None = None, no_recall: bool = False) -> None:
+def measure(size: int, keep: Path | None = None, no_recall: bool = False, sweep: bool = False) -> None:
     """Build a knowledge base of `size` entries (or reuse the one kept in `keep`), then measure."""
     data = keep / str(size) if keep else Path(tempfile.mkdtemp(prefix=f"fixbase-scale-{size}-"))
     data.mkdir(parents=True, exist_ok=True)
@@ -117,24 +117,39 @@ def measure(size: int, keep: Path | None = None, no_recall: bool = False) -> Non
     else:
         secs = build(size, data, env)
         built.write_text(str(secs))
-    cmd = [sys.executable, __file__, "--inner", str(size), *(["--no-recall"] if no_recall else [])]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--inner",
+        str(size),
+        *(["--no-recall"] if no_recall else []),
+        *(["--sweep"] if sweep else []),
+    ]
     out = subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, text=True)
     print(f"{size} entries: ingested in {secs:.0f} s ({size / secs:.0f}/s); {' '.join(out.stdout.split())}")
 
 
-def inner(size: int, recall: bool = True) -> None:
+def sample_queries() -> tuple[list[str], list[str]]:
+    """Real queries (the first 60 of train), and the same inside 280 lines of a real job log."""
+    queries = [json.loads(line)["log"] for line in (SHARED / "train" / "queries.jsonl").read_text().splitlines()]
+    noise = (ROOT / "samples" / "raw_train.log").read_text().splitlines()[:280]
+    return queries[:60], ["\n".join(noise) + "\n" + q for q in queries[:60]]
+
+
+def inner(size: int, recall: bool = True, lexical_sweep: bool = False) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
+    if lexical_sweep:
+        sweep(size)
+        return
     from kb.models import Entry
     from kb.services import NewEntry, entries_ingest
     from triage.services import triage_log
 
-    queries = [json.loads(line)["log"] for line in (SHARED / "train" / "queries.jsonl").read_text().splitlines()]
-    noise = (ROOT / "samples" / "raw_train.log").read_text().splitlines()[:280]
-    long_queries = ["\n".join(noise) + "\n" + q for q in queries]
+    queries, long_queries = sample_queries()
     start = time.perf_counter()
     triage_log(queries[0])
     cold = time.perf_counter() - start
@@ -148,8 +163,8 @@ def inner(size: int, recall: bool = True) -> None:
         lat.sort()
         return statistics.median(lat), lat[round(0.95 * (len(lat) - 1))]
 
-    short = timed(queries[:60])
-    long = timed(long_queries[:60])
+    short = timed(queries)
+    long = timed(long_queries)
     after, visible = [], []
     run = "".join(random.choices(string.ascii_lowercase, k=8))
     for k in range(3):
@@ -184,14 +199,63 @@ def inner(size: int, recall: bool = True) -> None:
         flush=True,
     )
     if recall:
-        short_recall, long_recall = recall_at_5(queries[:60], long_queries[:60])
+        short_recall, long_recall = recall_at_5(queries, long_queries)
         print(f"recall@5 against exact ranking {short_recall:.3f} short, {long_recall:.3f} 300-line")
+
+
+def top5(text: str) -> list[int]:
+    from triage.services import triage_log
+
+    return [m.entry_id for m in triage_log(text, top_k=5, min_score=0.0).matches]
+
+
+def share(got: list[list[int]], exact: list[list[int]]) -> float:
+    shares = [len(set(mine) & set(best)) / len(best) for mine, best in zip(got, exact, strict=True) if best]
+    return statistics.mean(shares) if shares else 1.0
+
+
+def sweep(size: int) -> None:
+    """Recall@5 and latency of the lexical shortcut's settings (triage.lexical READ_BUDGET and
+    RERANK) on the same knowledge base, in one process: how they were chosen."""
+    from triage import lexical
+
+    queries, long_queries = sample_queries()
+    for q in queries[:20]:
+        top5(q)  # warm
+    runs = []
+    for budget, rerank in ((250_000, 50), (1_000_000, 50), (250_000, 400), (1_000_000, 400), (10**12, 10**9)):
+        lexical.READ_BUDGET, lexical.RERANK = budget, rerank
+        row = []
+        for qs in (queries, long_queries):
+            lat, got = [], []
+            for q in qs:
+                t = time.perf_counter()
+                got.append(top5(q))
+                lat.append((time.perf_counter() - t) * 1000)
+            lat.sort()
+            row.append((got, statistics.median(lat), lat[round(0.95 * (len(lat) - 1))]))
+        runs.append((budget, rerank, row))
+    exact = exact_top5(queries, long_queries)
+    for budget, rerank, row in runs:
+        label = "every list summed" if budget > 10**9 else f"READ_BUDGET {budget:,} RERANK {rerank}"
+        print(
+            f"{size} entries, {label}: recall@5 {share(row[0][0], exact[0]):.3f} short, "
+            f"{share(row[1][0], exact[1]):.3f} 300-line; p50/p95 {row[0][1]:.0f}/{row[0][2]:.0f} ms short, "
+            f"{row[1][1]:.0f}/{row[1][2]:.0f} ms 300-line",
+            flush=True,
+        )
 
 
 def recall_at_5(*query_sets: list[str]) -> list[float]:
     """Share of the exact ranking's first five entries that the scaled path also ranks in its first
-    five. Exact: every BM25 posting list summed, and dense neighbours by brute force over every
-    stored vector (not the approximate index). Run after the RSS is read: it holds every vector."""
+    five. Run after the RSS is read: the exact path holds every vector."""
+    scaled = [[top5(q) for q in queries] for queries in query_sets]
+    return [share(got, exact) for got, exact in zip(scaled, exact_top5(*query_sets), strict=True)]
+
+
+def exact_top5(*query_sets: list[str]) -> list[list[list[int]]]:
+    """The first five entries of the exact ranking: every BM25 posting list summed, and dense
+    neighbours by brute force over every stored vector (not the approximate index)."""
     from dataclasses import replace
 
     import numpy as np
@@ -199,12 +263,7 @@ def recall_at_5(*query_sets: list[str]) -> list[float]:
     from kb.embedding import get_embedder
     from kb.models import Embedding
     from triage import services, snapshot
-    from triage.services import triage_log
 
-    def top5(text: str) -> list[int]:
-        return [m.entry_id for m in triage_log(text, top_k=5, min_score=0.0).matches]
-
-    scaled = [[top5(q) for q in queries] for queries in query_sets]
     embedder = get_embedder()
     rows = Embedding.objects.filter(model_name=embedder.name, dim=embedder.dim).values_list("entry_id", "vector")
     ids, chunks = [], []
@@ -221,17 +280,13 @@ def recall_at_5(*query_sets: list[str]) -> list[float]:
             return [(int(id_array[i]), float(scores[i])) for i in best[np.argsort(-scores[best])]]
 
     snap = snapshot.get_snapshot()
+    index = services.get_index
     snapshot._current = replace(snap, corpus=snap.corpus.with_exact(True))
     services.get_index = ExactVectors  # type: ignore[assignment]
-    out = []
-    for queries, got in zip(query_sets, scaled, strict=True):
-        shares = []
-        for q, mine in zip(queries, got, strict=True):
-            exact = top5(q)
-            if exact:
-                shares.append(len(set(mine) & set(exact)) / len(exact))
-        out.append(statistics.mean(shares) if shares else 1.0)
-    return out
+    try:
+        return [[top5(q) for q in queries] for queries in query_sets]
+    finally:
+        snapshot._current, services.get_index = snap, index
 
 
 def main() -> None:
@@ -240,12 +295,15 @@ def main() -> None:
     ap.add_argument("--inner", type=int)
     ap.add_argument("--keep", type=Path, help="keep each knowledge base in KEEP/<size> and reuse it when there")
     ap.add_argument("--no-recall", action="store_true", help="skip recall@5 against exact ranking")
+    ap.add_argument(
+        "--sweep", action="store_true", help="instead: recall and latency of the lexical shortcut's settings"
+    )
     args = ap.parse_args()
     if args.inner:
-        inner(args.inner, recall=not args.no_recall)
+        inner(args.inner, recall=not args.no_recall, lexical_sweep=args.sweep)
         return
     for size in args.sizes:
-        measure(size, args.keep, args.no_recall)
+        measure(size, args.keep, args.no_recall, args.sweep)
 
 
 if __name__ == "__main__":
