@@ -31,10 +31,17 @@ def raw_tokens(text: str) -> list[str]:
     return RAW_TOKEN_RE.findall("\n".join(clean_line(line).text for line in lines).lower())
 
 
+def telling_errors(blocks: Sequence[ErrorBlock]) -> list[ErrorBlock]:
+    """The errors that say what failed: not warnings, not symptoms. A paste with none is read by
+    its last telling lines as well (in a job log a warning is as likely start-up noise as the
+    failure, and a symptom is the consequence of something printed elsewhere)."""
+    return [b for b in blocks if b.kind != "warning" and not b.symptom]
+
+
 def error_region(text: str, blocks: Sequence[ErrorBlock], fallback: Sequence[str]) -> str:
     """The lines of the paste around its errors (informational lines, config dumps and lines
     repeated by other ranks left out); `fallback` lines when it has none."""
-    errors = [b for b in blocks if b.kind != "warning" and not b.symptom]
+    errors = telling_errors(blocks)
     if errors:
         return _lines_around(text, errors)
     # Only a warning or a symptom: in a job log that is as likely start-up noise as the failure,

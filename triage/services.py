@@ -18,7 +18,7 @@ from kb.selectors import EntryRecord, entry_records
 from kb.signature import Signature, compact_text, signature_from_text, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
-from triage.lexical import error_region, raw_tokens
+from triage.lexical import error_region, raw_tokens, telling_errors
 from triage.ranking import (
     Candidate,
     Query,
@@ -104,9 +104,10 @@ def triage_log(
     sig, choice = signature_from_text(text, symptom_context=False)
     # With no error in it, the paste's own words (a hang described in words) are the query.
     telling = telling_lines(text)
-    region = error_region(text, (choice.root, *choice.secondary) if choice.root else (), telling)
-    # A root that is only a warning may be noise: the paste's last telling lines count as well.
-    weak_root = choice.root is None or choice.root.kind == "warning"
+    blocks = (choice.root, *choice.secondary) if choice.root else ()
+    region = error_region(text, blocks, telling)
+    # No error that says what failed: the paste's last telling lines count as well.
+    weak_root = not telling_errors(blocks)
     query = query_from_signature(sig, extra_text="\n".join(telling) if weak_root else "", raw_tokens=raw_tokens(region))
     snap = get_snapshot()
     embedder = get_embedder()
