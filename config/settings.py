@@ -213,6 +213,7 @@ FIXBASE_SYNC_REBUILD_ENTRIES = env_int("FIXBASE_SYNC_REBUILD_ENTRIES", 2_000)
 # A full ranking copy of at least this many entries is saved under DATA_DIR/ranking, so the next
 # process maps it instead of building it (minutes at a million entries).
 FIXBASE_SAVE_COPY_ENTRIES = env_int("FIXBASE_SAVE_COPY_ENTRIES", 20_000)
+FIXBASE_RANKING_COPY_DIR = DATA_DIR / "ranking"  # `rebuild_index` removes it
 
 # Celery: eager in-process unless a broker is configured.
 REDIS_URL = env_str("REDIS_URL")

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import connection
+from django.db.models import Max
 
 from kb.embedding import get_embedder
 from kb.models import Embedding, Entry
@@ -155,7 +156,7 @@ def _build(version: int, from_disk: bool = False) -> Snapshot:
 
 
 def _saved_root() -> Path:
-    return Path(settings.DATA_DIR) / "ranking"
+    return Path(settings.FIXBASE_RANKING_COPY_DIR)
 
 
 def _database() -> str:
@@ -194,9 +195,9 @@ def _save(table: EntryTable, mark: Watermark | None) -> None:
 
 
 def _load_saved(version: int) -> Snapshot | None:
-    """The newest saved full build with the entries added since layered on it, or None when
-    there is none, it is unreadable, it is another database's, or an entry it holds was edited,
-    merged or deleted since (then a full build is needed anyway)."""
+    """The newest saved full build with what changed since layered on it, or None when there is
+    none, it is unreadable, it is another database's (another name, or rows older than the ones
+    it was built from: a restored backup), or more changed since than layering takes."""
     root = _saved_root()
     if not root.is_dir():
         return None
@@ -217,6 +218,9 @@ def _load_saved(version: int) -> Snapshot | None:
     except (OSError, ValueError, KeyError) as exc:
         logger.warning("saved ranking copy %s unreadable (%s): building it again", folder, exc)
         return None
+    newest = Entry.all_objects.filter(pk__lte=mark.max_pk).aggregate(newest=Max("updated_at"))["newest"]
+    if newest is None or mark.updated is None or newest < mark.updated:
+        return None  # not the rows it was built from (a newer one is an edit, which is layered)
     embedder = get_embedder()
     base = Snapshot(
         version=-1,

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import io
 import time
+from datetime import UTC, datetime
+
+from django.core.management import call_command
 
 from kb.services import NewEntry, entries_ingest
 from triage import snapshot
@@ -111,7 +115,7 @@ def test_a_saved_full_build_is_mapped_by_the_next_process_and_checked_against_th
     from kb.services import entry_update
     from tests.conftest import ROOT
 
-    settings.DATA_DIR = tmp_path
+    settings.FIXBASE_RANKING_COPY_DIR = tmp_path / "ranking"
     settings.FIXBASE_SAVE_COPY_ENTRIES = 0  # save even this small build
     snapshot._current = None
     for path in sorted((ROOT / "samples").iterdir()):
@@ -150,7 +154,17 @@ def test_a_saved_full_build_is_mapped_by_the_next_process_and_checked_against_th
     assert snapshot.get_snapshot().base is not None
     assert triage_log(queries[0]).matches[0].entry_id == entry.pk
 
-    # More changes than are worth layering: built again from the database.
+    # More changes than are worth layering: built again from the database (and saved anew).
     monkeypatch.setattr(snapshot, "LAYER_LIMIT", 0)
     snapshot._current = None
     assert snapshot.get_snapshot().base is None
+    monkeypatch.undo()
+
+    # Rows older than the saved build's (a restored backup): not that database, built again.
+    Entry.all_objects.update(updated_at=datetime(2020, 1, 1, tzinfo=UTC))
+    snapshot._current = None
+    assert snapshot.get_snapshot().base is None
+
+    # rebuild_index drops the saved copy.
+    call_command("rebuild_index", stdout=io.StringIO())
+    assert not (tmp_path / "ranking").exists()
