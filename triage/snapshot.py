@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import connection
-from django.db.models import Max
 
 from kb.embedding import get_embedder
 from kb.models import Embedding, Entry
@@ -218,9 +217,10 @@ def _load_saved(version: int) -> Snapshot | None:
     except (OSError, ValueError, KeyError) as exc:
         logger.warning("saved ranking copy %s unreadable (%s): building it again", folder, exc)
         return None
-    newest = Entry.all_objects.filter(pk__lte=mark.max_pk).aggregate(newest=Max("updated_at"))["newest"]
-    if newest is None or mark.updated is None or newest < mark.updated:
-        return None  # not the rows it was built from (a newer one is an edit, which is layered)
+    # The row it last read is still there (a newer one is an edit, which is layered); none is:
+    # not the rows it was built from. (A range on the updated_at index, not a scan.)
+    if mark.updated is None or not Entry.all_objects.filter(updated_at__gte=mark.updated, pk__lte=mark.max_pk).exists():
+        return None
     embedder = get_embedder()
     base = Snapshot(
         version=-1,
