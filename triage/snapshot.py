@@ -257,13 +257,9 @@ def _extend(snap: Snapshot, version: int) -> Snapshot | None:
     added_rows = rows.filter(pk__gt=w.max_pk).count()
     if added_rows + len(changed) > LAYER_LIMIT:
         return None
-    gone: set[int] = set()
-    if rows.count() != w.count + added_rows:
-        present = rows.filter(pk__lte=w.max_pk).values_list("pk", flat=True).iterator(chunk_size=20_000)
-        built = base.corpus.parts[0].pks
-        gone = set(np.setdiff1d(built, np.fromiter(present, dtype=np.int64)).tolist())
-        if len(gone) > LAYER_LIMIT:
-            return None
+    gone = _deleted_since(base, rows.count() - added_rows)
+    if len(gone) > LAYER_LIMIT:
+        return None
     layered = [*(entry_records_stream(pks=changed) if changed else ()), *entry_records_stream(after_pk=w.max_pk)]
     for pk in set(_added_tokens) - {r.id for r in layered}:
         del _added_tokens[pk]
@@ -275,6 +271,25 @@ def _extend(snap: Snapshot, version: int) -> Snapshot | None:
         size=base.size + len(layered) - len(changed | gone),
         base=base,
     )
+
+
+_gone: tuple[Snapshot, int, frozenset[int]] | None = None  # the last answer of _deleted_since
+
+
+def _deleted_since(base: Snapshot, rows_up_to_watermark: int) -> frozenset[int]:
+    """The full build's entries whose rows are gone: none when the rows up to its watermark are
+    as many as it counted; else its pks compared with the table's (one read of the pk column),
+    remembered until that count changes again, so writes after a deletion do not each pay it."""
+    global _gone
+    w = base.watermark
+    if w is None or rows_up_to_watermark == w.count:
+        return frozenset()
+    if _gone is not None and _gone[0] is base and _gone[1] == rows_up_to_watermark:
+        return _gone[2]
+    present = Entry.all_objects.filter(pk__lte=w.max_pk).values_list("pk", flat=True).iterator(chunk_size=20_000)
+    gone = frozenset(np.setdiff1d(base.corpus.parts[0].pks, np.fromiter(present, dtype=np.int64)).tolist())
+    _gone = (base, rows_up_to_watermark, gone)
+    return gone
 
 
 def _rebuild_in_background() -> None:
