@@ -8,7 +8,7 @@ failures of the shared benchmarks (their root errors with other frames, numbers,
 library versions), ingested through `manage.py ingest` as raw logs. Then, in one process:
 warm triage p50/p95 for short pastes (a real query) and for 300-line pastes (the same inside
 real job-log noise), the first triage after a write, how long until the written entry is matched,
-the first triage after an edit of an entry of the full build,
+the first triage after an edit of an entry of the full build and after a deletion of one,
 the process's peak RSS, and recall@5 of the ranking against exact ranking (every BM25 list
 summed, dense neighbours by brute force) on the same queries.
 """
@@ -189,12 +189,26 @@ def inner(size: int, recall: bool = True, lexical_sweep: bool = False) -> None:
     triage_log(queries[1])
     edit_ms = (time.perf_counter() - t) * 1000
     layered = get_snapshot().base is not None
+    # A deletion of a built entry: the first triage after it compares pks (one read of the column);
+    # the next write's does not.
+    victim = Entry.objects.order_by("pk")[1]
+    victim.delete()
+    t = time.perf_counter()
+    triage_log(queries[2])
+    delete_ms = (time.perf_counter() - t) * 1000
+    entries_ingest(
+        [NewEntry("probe after delete", f"KeyError: 'scale_probe_d_{run}'", "fix", "probe.log", None, 1, 1, 1, 1)]
+    )
+    t = time.perf_counter()
+    triage_log(queries[3])
+    after_delete_ms = (time.perf_counter() - t) * 1000
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"{Entry.objects.count()} in the KB; cold start {cold:.1f} s; warm triage p50/p95 {short[0]:.0f}/{short[1]:.0f} ms "
         f"short, {long[0]:.0f}/{long[1]:.0f} ms 300-line; first triage after a write {statistics.median(after):.0f} ms, "
         f"the new entry matched after {statistics.median(visible):.1f} s; "
         f"first triage after an edit {edit_ms:.0f} ms ({'layered' if layered else 'not layered'}); "
+        f"after a deletion {delete_ms:.0f} ms, after the next write {after_delete_ms:.0f} ms; "
         f"peak RSS {rss:.0f} MB;",
         flush=True,
     )
