@@ -260,7 +260,7 @@ def _extend(snap: Snapshot, version: int) -> Snapshot | None:
     gone = _deleted_since(base, rows.count() - added_rows)
     if len(gone) > LAYER_LIMIT:
         return None
-    layered = [*(entry_records_stream(pks=changed) if changed else ()), *entry_records_stream(after_pk=w.max_pk)]
+    layered = [*entry_records_stream(pks=changed), *entry_records_stream(after_pk=w.max_pk)]
     for pk in set(_added_tokens) - {r.id for r in layered}:
         del _added_tokens[pk]
     table, _ = _table_of(layered, _added_tokens)
@@ -308,10 +308,10 @@ def get_snapshot() -> Snapshot:
     """The ranking copy of the knowledge base at its current version.
 
     A small knowledge base is rebuilt on the spot, so an entry is triaged the moment it is
-    written. Above `FIXBASE_SYNC_REBUILD_ENTRIES` entries a rebuild takes seconds, so entries
-    added since the last full build are layered on it at once (`_extend`); when that does not
-    apply (an entry was edited or deleted, or many were added) the previous copy keeps
-    answering while a background thread builds the new one."""
+    written. Above `FIXBASE_SYNC_REBUILD_ENTRIES` entries a rebuild takes seconds, so what
+    changed since the last full build (entries added, edited, merged or deleted) is layered on
+    it at once (`_extend`); past LAYER_LIMIT changes the previous copy keeps answering while a
+    background thread builds the new one."""
     global _current
     version = kb_version()
     snap = _current
