@@ -264,6 +264,8 @@ class _Scanner:
                 i += 1
                 continue
             if frames and i <= last_frame_idx + 2 and not LOG_LINE_RE.match(t.strip()):
+                if self._untyped_exception(last_frame_idx, i):
+                    return self._finish_untyped(start, i, frames, wrappers, relation)
                 i += 1
                 continue
             break
@@ -308,6 +310,44 @@ class _Scanner:
             return None
         literal = " ".join(re.findall(r"""[frb]?["']([^"'{}]{3,})""", m.group("msg")))
         return (m.group("type"), literal.strip()) if _is_informative(literal) else None
+
+    def _untyped_exception(self, frame_idx: int, i: int) -> bool:
+        """Python prints the exception line right under the last frame's source line; when that
+        line has lost its type (pytest's `E   cannot import name ...`, a paste cut mid-line) it
+        is still the message."""
+        if i != frame_idx + 2 or frame_idx + 1 >= len(self.logical):
+            return False
+        t, code = self.text(i), self.text(frame_idx + 1)
+        return (
+            code.startswith(" ")
+            and not t.startswith(" ")
+            and not CODE_LINE_RE.match(t)
+            and not SHELL_LINE_RE.match(t)
+            and not t.lstrip().startswith(("```", "#", "..."))
+            and _is_informative(t)
+            and self._continuation(i - 1, limit=1) > i  # not a line that never continues a message
+        )
+
+    def _finish_untyped(self, start: int, i: int, frames: list[Frame], wrappers: list[str], relation: str) -> int:
+        end = self._continuation(i)
+        message = " ".join(self.text(k).strip() for k in range(i, end))
+        chain_prev = len(self.blocks) - 1 if relation and self.blocks else None
+        self.blocks.append(
+            ErrorBlock(
+                kind="traceback",
+                exc_type="",
+                message=message,
+                frames=tuple(frames),
+                line_start=self.lineno(start),
+                line_end=self.lineno(end - 1),
+                wrappers=tuple(wrappers),
+                chain_prev=chain_prev,
+                chain_relation=relation if chain_prev is not None else "",
+                symptom=_is_symptom(self.text(i)),
+                prefix=self.logical[start][2],
+            )
+        )
+        return end
 
     def _frames_follow(self, i: int) -> bool:
         n = len(self.logical)

@@ -150,3 +150,28 @@ def test_error_line_in_markdown_bold_from_a_chat():
     sig, _ = signature_from_text(text)
     assert sig.exc_type == "TypeError" and sig.raw_message.endswith("'beta'")
     assert sig.frames[0] == "transformers.utils.deprecation:wrapped_func"
+
+
+def test_exception_line_that_lost_its_type_under_the_last_frame_is_the_message():
+    # pytest's "E   " marker, type cut off: the line under the last frame's source is the exception.
+    text = (
+        "```bash\n"
+        '  File "/miniconda3/envs/py39/lib/python3.9/site-packages/deepspeed/autotuning/scheduler.py", line 8, '
+        "in <module>\n"
+        "    from numpy import BUFSIZE\n"
+        "E   cannot import name 'BUFSIZE' from 'numpy' (/miniconda3/envs/py39/lib/python3.9/site-packages/numpy/"
+        "__init__.py)\n"
+        "```\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "" and message.startswith("cannot import name 'BUFSIZE' from 'numpy'")
+
+
+def test_a_launcher_trailer_under_a_cut_traceback_is_not_its_message():
+    text = (
+        '  File "/root/train/online_dpo.py", line 88, in main\n'
+        "    trainer.train()\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
+    )
+    sig, choice = signature_from_text(text)
+    assert choice.root is not None and choice.root.kind == "truncated_traceback" and sig.raw_message == ""
