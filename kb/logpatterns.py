@@ -30,6 +30,8 @@ PREFIX_RES = (
     # Markdown quotes and an opening backtick around a pasted error.
     re.compile(r"^(?:>\s?)+(?=\S)"),
     re.compile(r"^`(?!``)"),
+    # Python logging's default format: "ERROR:root:", "WARNING:accelerate.accelerator:".
+    re.compile(r"^(?P<level>ERROR|CRITICAL|WARNING|INFO|DEBUG):[\w.\-]{1,60}:(?=\S)"),
     re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),
     re.compile(r"^[\w.-]+:\d+:\d+ \[\d+\] "),
     # pytest's marker before the lines of a failure's explanation ("E       RuntimeError: …").
@@ -58,6 +60,12 @@ LOG_LINE_RE = re.compile(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
     r"INFO:|WARNING:|DEBUG:)"
 )
+
+# A logger's or supervisor's header of unknown format in front of an exception line
+# ("[16:10:33] stdout/INFO  triton.runtime.errors.OutOfResources: ...", "2024-05-01 10:00:00,123 -
+# trainer - ERROR - ValueError: ..."): at most 8 tokens, one of them a clock time or a level word.
+LOG_HEADER_MARK_RE = re.compile(r"\b\d\d:\d\d:\d\d|\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b")
+LOG_HEADER_TOKENS = 8
 
 # Error lines that are not Python exceptions; the name says what kind of failure it is.
 ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

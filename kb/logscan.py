@@ -23,6 +23,8 @@ from kb.logpatterns import (
     FRAME_RE,
     HTTP_ERROR_RE,
     IPYTHON_HEAD_RE,
+    LOG_HEADER_MARK_RE,
+    LOG_HEADER_TOKENS,
     LOG_LINE_RE,
     METRIC_DESCRIPTIONS,
     METRIC_KEYS,
@@ -153,6 +155,26 @@ def _match_exception(text: str) -> re.Match[str] | None:
     if bare and (not re.search(r"(?:Error|Exception|Interrupt|Exit)$", m.group("type")) or " " in stripped):
         return None
     return m
+
+
+HEADER_END_RE = re.compile(r"[\]|:>\-]$|^\W+$|[\d/]|^(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)$")
+
+
+def _exception_after_header(text: str) -> re.Match[str] | None:
+    """An exception line behind a log header the prefixes do not know: a clock time or a level
+    word within the first few tokens, then `Type: message`."""
+    if not LOG_HEADER_MARK_RE.search(text[:120]):
+        return None
+    for m in re.finditer(r"\s+", text[:200]):
+        head = text[: m.start()]
+        if len(head.split()) > LOG_HEADER_TOKENS:
+            return None
+        if not LOG_HEADER_MARK_RE.search(head) or not HEADER_END_RE.search(head.split()[-1]):
+            continue  # "... retrying after ConnectionError: ..." is prose, not a header
+        exc = _match_exception(text[m.end() :])
+        if exc and exc.group("msg"):
+            return exc
+    return None
 
 
 def _is_symptom(text: str) -> bool:
@@ -438,6 +460,9 @@ class _Scanner:
             return i + 1
         exc = _match_exception(t) if not t.startswith("    ") else None
         if exc and (exc.group("msg") or exc.group("inner")):
+            return self._finish_exception(i, i, exc, [], [], "")
+        exc = _exception_after_header(s)
+        if exc:
             return self._finish_exception(i, i, exc, [], [], "")
         dbg = DEBUGGER_EXC_RE.match(t)
         if dbg:

@@ -175,3 +175,21 @@ def test_a_launcher_trailer_under_a_cut_traceback_is_not_its_message():
     )
     sig, choice = signature_from_text(text)
     assert choice.root is not None and choice.root.kind == "truncated_traceback" and sig.raw_message == ""
+
+
+def test_exception_line_behind_a_log_header_of_unknown_format():
+    text = (
+        "[16:10:33] stdout/INFO  triton.runtime.errors.OutOfResources: out of resource: shared memory, "
+        "Required: 98304, Hardware limit: 65536. Reducing block sizes or `num_stages` may help.\n"
+        "[16:10:43] stdout/ERROR  [2026-08-28|16:10:43|FrontendAPI] ERROR    Backend worker is gone and cannot be "
+        "restarted; stopping the API server\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "triton.runtime.errors.OutOfResources" and message.startswith("out of resource: shared memory")
+    assert root_of("2024-05-01 10:00:00,123 - trainer - ERROR - ValueError: reward is NaN")[0] == "ValueError"
+    assert root_of("ERROR:root:KeyError: 'prompt'")[0] == "KeyError"
+
+
+def test_an_exception_named_in_a_log_lines_prose_is_not_an_exception_line():
+    sig, choice = signature_from_text("INFO 10:00:00 retrying after ConnectionError: reset by peer\n")
+    assert choice.root is None
