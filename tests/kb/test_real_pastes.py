@@ -185,7 +185,7 @@ def test_exception_line_behind_a_log_header_of_unknown_format():
         "restarted; stopping the API server\n"
     )
     exc, _, message = root_of(text)
-    assert exc == "triton.runtime.errors.OutOfResources" and message.startswith("out of resource: shared memory")
+    assert exc == "OutOfResources" and message.startswith("out of resource: shared memory")
     assert root_of("2024-05-01 10:00:00,123 - trainer - ERROR - ValueError: reward is NaN")[0] == "ValueError"
     assert root_of("ERROR:root:KeyError: 'prompt'")[0] == "KeyError"
 
