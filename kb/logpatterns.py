@@ -55,7 +55,12 @@ EXC_RE = re.compile(
 # Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
 # every search quadratic.
 WARNING_RE = re.compile(r"(?P<path>[^\s:]{1,300}\.py):\d+: (?P<type>\w{0,40}Warning): (?P<msg>.*)$")
-ARGPARSE_RE = re.compile(r"^(?P<prog>[\w .-]{1,40}): error: (?P<msg>.+)$")
+# argparse's own wording, also when a paste dropped the program name before "error:".
+ARGPARSE_RE = re.compile(
+    r"^(?:(?P<prog>[\w .-]{1,40}): )?error: (?P<msg>(?:unrecognized arguments|the following arguments are required|"
+    r"argument [\w/-]+: (?:invalid|expected|ambiguous|not allowed|conflicting))\b.*)$|"
+    r"^(?P<prog2>[\w .-]{1,40}): error: (?P<msg2>.+)$"
+)
 LOG_LINE_RE = re.compile(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
     r"INFO:|WARNING:|DEBUG:)"

@@ -193,3 +193,27 @@ def test_exception_line_behind_a_log_header_of_unknown_format():
 def test_an_exception_named_in_a_log_lines_prose_is_not_an_exception_line():
     sig, choice = signature_from_text("INFO 10:00:00 retrying after ConnectionError: reset by peer\n")
     assert choice.root is None
+
+
+def test_an_error_quoted_in_a_report_under_rank_prefixes():
+    text = (
+        "(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/"
+        "fully_sharded_data_parallel.py:689: FutureWarning: FSDP.state_dict_type() and FSDP.set_state_dict_type() "
+        "are being deprecated.\n"
+        '[rank0]: "ValueError: The model did not return a loss from the inputs, only the following keys: logits. '
+        'For reference, the inputs it received are input_ids,attention_mask."\n'
+    )
+    exc, _, message = root_of(text)
+    assert exc == "ValueError" and message.startswith("The model did not return a loss") and '"' not in message
+
+
+def test_argparse_error_pasted_without_its_program_name():
+    text = (
+        "`Deepspeed` 全量训练train.py报错：\n\n"
+        "[rank0]: `error: unrecognized arguments: --local_rank=0`\n"
+        "[rank1]: `error: unrecognized arguments: --local_rank=1`\n"
+    )
+    _, pattern, message = root_of(text)
+    assert pattern == "argparse_error" and message.startswith("error: unrecognized arguments: --local_rank")
+    # "error:" with any other wording still needs the program name in front of it
+    assert root_of("error: see the log above\n")[1] != "argparse_error"
