@@ -59,7 +59,7 @@ WARNING_RE = re.compile(r"(?P<path>[^\s:]{1,300}\.py):\d+: (?P<type>\w{0,40}Warn
 ARGPARSE_RE = re.compile(
     r"^(?:(?P<prog>[\w .-]{1,40}): )?error: (?P<msg>(?:unrecognized arguments|the following arguments are required|"
     r"argument [\w/-]+: (?:invalid|expected|ambiguous|not allowed|conflicting))\b.*)$|"
-    r"^(?P<prog2>[\w .-]{1,40}): error: (?P<msg2>.+)$"
+    r"^(?!(?:slurmstepd|srun|sbatch|salloc)\b)(?P<prog2>[\w .-]{1,40}): error: (?P<msg2>.+)$"
 )
 LOG_LINE_RE = re.compile(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
@@ -69,7 +69,7 @@ LOG_LINE_RE = re.compile(
 # A logger's or supervisor's header of unknown format in front of an exception line
 # ("[16:10:33] stdout/INFO  triton.runtime.errors.OutOfResources: ...", "2024-05-01 10:00:00,123 -
 # trainer - ERROR - ValueError: ..."): at most 8 tokens, one of them a clock time or a level word.
-LOG_HEADER_MARK_RE = re.compile(r"\b\d\d:\d\d:\d\d|\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b")
+LOG_HEADER_MARK_RE = re.compile(r"(?<!\d)\d\d:\d\d:\d\d|\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b")
 LOG_HEADER_TOKENS = 8
 
 # Error lines that are not Python exceptions; the name says what kind of failure it is.
@@ -79,7 +79,13 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nccl_warn", re.compile(r"\bNCCL WARN\b\s*(?P<msg>.*)")),
     ("nccl_error", re.compile(r"\bNCCL (?:error|ERROR)\b(?P<msg>.*)")),
     ("disk_full", re.compile(r"No space left on device", re.I)),
-    ("host_oom", re.compile(r"\b(?:Out of memory: Killed process|oom-kill|OOM killer|running low on memory)\b", re.I)),
+    (
+        "host_oom",
+        re.compile(r"\b(?:Out of memory: Killed process|oom[-_]kill|OOM killer|running low on memory)\b", re.I),
+    ),
+    # Slurm: the job hit its time limit or was cancelled; any other error slurmstepd or srun reports.
+    ("job_time_limit", re.compile(r"\bCANCELLED AT \S+ DUE TO TIME LIMIT\b|\bJob \d+ exceeded (?:its )?time limit")),
+    ("scheduler_error", re.compile(r"^(?:slurmstepd|srun|sbatch|salloc)(?:-[\w.-]+)?: error: ")),
     ("segfault", re.compile(r"\b(?:Segmentation fault|Bus error|core dumped|SIGSEGV|SIGBUS|SIGABRT)\b")),
     # torchrun's "exitcode : -9", "Signal 9 (SIGKILL) received", a shell's bare "Killed": usually the
     # host's OOM killer.
@@ -190,6 +196,7 @@ SYMPTOM_RES = (
     re.compile(r"failed \(exitcode: \d+\)"),
     re.compile(r"Sending process \d+ closing signal"),
     re.compile(r"Error executing job with overrides"),
+    re.compile(r"task \d+: Exited with exit code \d+"),
 )
 WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", "ActorDiedError"})
 # Informational lines and source code: error words in them ("cannot be used", "invalid") are not errors.

@@ -6,6 +6,7 @@ line spans relative to the text that was scanned.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,6 +94,10 @@ MAX_LINE = 4096  # longer lines (data dumps) are cut: nothing that identifies an
 
 def clean_line(raw: str) -> CleanLine:
     text = raw if len(raw) <= MAX_LINE else raw[:MAX_LINE]
+    if text.startswith("{") and text.rstrip().endswith("}"):
+        structured = _structured_line(text)
+        if structured is not None:
+            return structured
     if "\r" in text:
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
     text = ANSI_RE.sub("", text)
@@ -120,6 +125,31 @@ def clean_line(raw: str) -> CleanLine:
     if "```" in text:  # a markdown fence closed (or opened) on the error's own line
         text = FENCE_TAIL_RE.sub("", text)
     return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
+
+
+JSON_MESSAGE_KEYS = ("msg", "message", "error", "err", "event")
+JSON_EXCEPTION_KEYS = ("exception", "exc_info", "exc_text", "traceback", "stack_trace")
+
+
+def _structured_line(text: str) -> CleanLine | None:
+    """A JSON log record (structlog, python-json-logger, a cluster's log shipper): its message,
+    or the last line of the traceback it carries, is the line; its level is the line's level."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    level = str(record.get("level") or record.get("levelname") or record.get("severity") or "").upper()
+    for key in JSON_EXCEPTION_KEYS:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return CleanLine(text=value.strip().splitlines()[-1].strip(), prefix="{json}", level=level)
+    for key in JSON_MESSAGE_KEYS:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return CleanLine(text=" ".join(value.split()), prefix="{json}", level=level)
+    return None
 
 
 FENCE_TAIL_RE = re.compile(r"(?<=\S)\s*```[\w+-]*\s*$")
@@ -356,11 +386,15 @@ class _Scanner:
     def _finish_untyped(self, start: int, i: int, frames: list[Frame], wrappers: list[str], relation: str) -> int:
         end = self._continuation(i)
         message = " ".join(self.text(k).strip() for k in range(i, end))
+        # Right under the frames, a capitalised name before a colon is the exception's type
+        # whatever it is called (a warning raised as an error, a library's own class).
+        named = re.match(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w+):\s+(?P<msg>\S.*)$", message)
+        exc_type, message = (named.group("type"), named.group("msg")) if named else ("", message)
         chain_prev = len(self.blocks) - 1 if relation and self.blocks else None
         self.blocks.append(
             ErrorBlock(
                 kind="traceback",
-                exc_type="",
+                exc_type=exc_type,
                 message=message,
                 frames=tuple(frames),
                 line_start=self.lineno(start),

@@ -17,6 +17,8 @@ SPECIFIC_ERROR_LINES = frozenset(
         "nccl_error",
         "disk_full",
         "host_oom",
+        "job_time_limit",
+        "scheduler_error",
         "watchdog_timeout",
         "segfault",
         "killed_by_signal",

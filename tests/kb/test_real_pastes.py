@@ -217,3 +217,44 @@ def test_argparse_error_pasted_without_its_program_name():
     assert pattern == "argparse_error" and message.startswith("error: unrecognized arguments: --local_rank")
     # "error:" with any other wording still needs the program name in front of it
     assert root_of("error: see the log above\n")[1] != "argparse_error"
+
+
+def test_json_log_records_are_read_by_their_message_or_the_traceback_they_carry():
+    record = '{"ts": "2025-01-01T10:00:00Z", "level": "error", "msg": "RuntimeError: CUDA error: an illegal memory access"}'
+    assert root_of(record)[0] == "RuntimeError"
+    with_exc = (
+        '{"level": "ERROR", "message": "training failed", "exc_info": "Traceback (most recent call last):\\n'
+        '  File \\"a.py\\", line 3, in f\\n    g()\\nValueError: reward is NaN"}'
+    )
+    exc, _, message = root_of(with_exc)
+    assert exc == "ValueError" and message == "reward is NaN"
+    # a printed Python dict is not a JSON record and stays as it was
+    assert root_of("{'lr': 1e-05, 'error': 'none'}")[0] == ""
+
+
+def test_slurm_reports_name_what_the_scheduler_did():
+    oom = (
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=123.0. Some of the step tasks have been OOM Killed.\n"
+        "srun: error: node01: task 3: Exited with exit code 1\n"
+    )
+    assert root_of(oom)[1] == "host_oom"
+    timeout = "slurmstepd: error: *** JOB 4242 ON gpu-node-07 CANCELLED AT 2025-01-01T10:00:00 DUE TO TIME LIMIT ***"
+    assert root_of(timeout)[1] == "job_time_limit"
+    sig, choice = signature_from_text("srun: error: node01: task 3: Exited with exit code 1\n")
+    assert sig.pattern == "scheduler_error" and choice.root is not None and choice.root.symptom
+
+
+def test_exception_behind_a_pod_name_and_iso_timestamp():
+    text = "trainer-0 worker 2025-01-01T10:00:00.000Z RuntimeError: NCCL communicator was aborted on rank 3."
+    assert root_of(text)[0] == "RuntimeError"
+
+
+def test_a_warning_raised_as_an_error_under_its_frames_keeps_its_class():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n'
+        "    trainer.train()\n"
+        "FutureWarning: `tokenizer` is deprecated and removed, use `processing_class` instead\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "FutureWarning" and message.startswith("`tokenizer` is deprecated")
