@@ -191,7 +191,7 @@ def test_exception_line_behind_a_log_header_of_unknown_format():
 
 
 def test_an_exception_named_in_a_log_lines_prose_is_not_an_exception_line():
-    sig, choice = signature_from_text("INFO 10:00:00 retrying after ConnectionError: reset by peer\n")
+    _sig, choice = signature_from_text("INFO 10:00:00 retrying after ConnectionError: reset by peer\n")
     assert choice.root is None
 
 
