@@ -177,7 +177,7 @@ def _is_informative(msg: str) -> bool:
 
 def _match_exception(text: str) -> re.Match[str] | None:
     stripped = text.strip()
-    if stripped[:1] in ("\"", "'") and stripped[1:2].isupper():
+    if stripped[:1] in ('"', "'") and stripped[1:2].isupper():
         # an error quoted in a report: "ValueError: The model did not return a loss ..."
         stripped = stripped[1:].removesuffix(stripped[0]).rstrip()
     m = EXC_RE.match(stripped)

@@ -220,7 +220,9 @@ def test_argparse_error_pasted_without_its_program_name():
 
 
 def test_json_log_records_are_read_by_their_message_or_the_traceback_they_carry():
-    record = '{"ts": "2025-01-01T10:00:00Z", "level": "error", "msg": "RuntimeError: CUDA error: an illegal memory access"}'
+    record = (
+        '{"ts": "2025-01-01T10:00:00Z", "level": "error", "msg": "RuntimeError: CUDA error: an illegal memory access"}'
+    )
     assert root_of(record)[0] == "RuntimeError"
     with_exc = (
         '{"level": "ERROR", "message": "training failed", "exc_info": "Traceback (most recent call last):\\n'
