@@ -22,6 +22,8 @@ PREFIX_RES = (
     re.compile(r"^##\[(?P<level>error|warning|notice|debug|group|endgroup|command|section)\]", re.I),
     re.compile(r"^::(?P<level>error|warning|notice|debug|group|endgroup)(?:\s[^:]{0,300})?::"),
     re.compile(r"^section_(?:start|end):\d+:[\w.\-]+(?:\[[^\]]*\])?"),
+    # A test runner's or launcher's capture of a child's streams: "stderr: [rank0]: ...".
+    re.compile(r"^(?:stdout|stderr):\s"),
     # Any short bracketed tag ending in a colon: [rank0]:, [rankx]:, [default0]:, [worker-3]:.
     re.compile(r"^\[[\w.\-]{1,30}\]:\s?"),
     re.compile(r"^\((?:[\w.\-]+\s+)?(?:[\w.\-]+=[^\s,)]+[,\s]+)*pid=\d+[^)]{0,80}\)\s?"),

@@ -57,6 +57,9 @@ def test_unknown_bracketed_and_multiplexer_prefixes():
     assert root_of("[rankx]: RuntimeError: torch.cat(): expected a non-empty list of Tensors")[0] == "RuntimeError"
     assert root_of("[default3]:ValueError: too many values to unpack")[0] == "ValueError"
     assert root_of("worker-3  | KeyError: 'problem'")[0] == "KeyError"
+    assert root_of("stderr: [rank0]: NotImplementedError: Cannot copy out of meta tensor; no data!")[0] == (
+        "NotImplementedError"
+    )
 
 
 def test_compiler_error_is_a_specific_failure_ahead_of_the_traceback_it_causes():
