@@ -721,7 +721,7 @@ def line_may_start_failure(raw: str) -> bool:
         return False
     if CODE_LINE_RE.match(t):
         return bool(ARGPARSE_RE.match(s))
-    return bool(ANY_ERROR_LINE_RE.search(t)) or bool(ARGPARSE_RE.match(s))
+    return bool(ANY_ERROR_LINE_RE.search(t)) or bool(ARGPARSE_RE.match(s)) or bool(_exception_after_header(s))
 
 
 def scan_log(text: str, offset: int = 0) -> tuple[ErrorBlock, ...]:

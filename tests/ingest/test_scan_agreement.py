@@ -34,6 +34,10 @@ FAILURES = [
     "/tmp/tmpab12/main.c:5:10: fatal error: Python.h: No such file or directory",
     "[E914 16:41:52.386 ProcessGroupNCCL.cpp:632] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)",
     "发生异常: ValueError\nYou are attempting to perform batched generation with padding_side='right'",
+    "[16:10:33] stdout/INFO  triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304",
+    '{"ts": "2025-01-01T10:00:00Z", "level": "error", "msg": "RuntimeError: CUDA error: an illegal memory access"}',
+    "slurmstepd: error: *** JOB 4242 ON gpu-node-07 CANCELLED AT 2025-01-01T10:00:00 DUE TO TIME LIMIT ***",
+    "ERROR:root:KeyError: 'prompt'",
 ]
 
 
