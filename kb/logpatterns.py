@@ -173,6 +173,15 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("cuda_error", re.compile(r"\bCUDA error\b|\bcudaError\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),
     ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),
+    # glog's severity letter, as Ray's and PyTorch's C++ code print it: "[2025-04-21 10:05:37,313 E
+    # 959680 959717] file.cc:116:", "E0105 10:00:00.123456 12345 file.cc:88]", "[E105 10:00:00.000 file.cpp:616]".
+    (
+        "log_error",
+        re.compile(
+            r"(?:^|\s)\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [EF] \d+ \d+\] [\w.]+:\d+:|"
+            r"^\[?[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ +(?:\d+ )?[\w.]+:\d+\]"
+        ),
+    ),
     (
         "error_phrase",
         re.compile(

@@ -38,6 +38,7 @@ FAILURES = [
     '{"ts": "2025-01-01T10:00:00Z", "level": "error", "msg": "RuntimeError: CUDA error: an illegal memory access"}',
     "slurmstepd: error: *** JOB 4242 ON gpu-node-07 CANCELLED AT 2025-01-01T10:00:00 DUE TO TIME LIMIT ***",
     "ERROR:root:KeyError: 'prompt'",
+    "(raylet) [2025-04-21 10:05:37,313 E 959680 959717] file_system_monitor.cc:116: /tmp/ray is over 95% full",
 ]
 
 

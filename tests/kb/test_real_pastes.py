@@ -263,3 +263,16 @@ def test_a_warning_raised_as_an_error_under_its_frames_keeps_its_class():
     )
     exc, _, message = root_of(text)
     assert exc == "FutureWarning" and message.startswith("`tokenizer` is deprecated")
+
+
+def test_glog_error_lines_from_ray_and_torch_cpp_code():
+    ray = (
+        "(raylet) [2025-04-21 10:05:37,313 E 959680 959717] file_system_monitor.cc:116: /tmp/ray/session_2025-03-25 "
+        "is over 95% full, available space: 42.6695 GB; capacity: 878.4 GB. Object creation will fail if spilling "
+        "is required.\n"
+    )
+    assert root_of(ray)[1] == "log_error"
+    assert root_of("E0105 10:00:00.123456 12345 gcs_client.cc:88] Lost connection to GCS\n")[1] == "log_error"
+    # the same lines at INFO or WARNING severity are not failures
+    assert root_of(ray.replace(" E 959680", " I 959680"))[1] == ""
+    assert root_of("W0105 10:00:00.123456 12345 gcs_client.cc:88] Slow response from GCS\n")[1] == ""
