@@ -226,6 +226,7 @@ class _Scanner:
                 self.logical.append((i, piece, cl.prefix))
         self.levels = [cl.level for cl in self.clean]
         self.blocks: list[ErrorBlock] = []
+        self.indent = ""  # of the traceback being read
 
     def lineno(self, idx: int) -> int:
         return self.logical[idx][0] + 1 + self.offset
@@ -283,11 +284,14 @@ class _Scanner:
         frames: list[Frame] = []
         wrappers: list[str] = []
         i = start
+        # A traceback indented as a whole (a markdown code block, a quote in an email) is read
+        # as if it were not: its exception line is as indented as its "Traceback" line.
+        self.indent = self._traceback_indent(start)
         if TB_HEAD_RE.match(self.text(i)) or RAY_SECTION_RE.match(self.text(i)):
             i += 1
         last_frame_idx = start
         while i < n:
-            t = self.text(i)
+            t = self.body(i)
             fm = FRAME_RE.match(t)
             if fm:
                 func = (fm.group("func") or "").strip()
@@ -366,13 +370,27 @@ class _Scanner:
         literal = " ".join(re.findall(r"""[frb]?["']([^"'{}]{3,})""", m.group("msg")))
         return (m.group("type"), literal.strip()) if _is_informative(literal) else None
 
+    def _traceback_indent(self, start: int) -> str:
+        t = self.text(start)
+        lead = t[: len(t) - len(t.lstrip())]
+        if TB_HEAD_RE.match(t):
+            return lead
+        if FRAME_RE.match(t) and lead.endswith("  "):
+            return lead[:-2]  # a frame sits two spaces under its "Traceback" line
+        return ""
+
+    def body(self, idx: int) -> str:
+        """Line `idx` without the indentation of the traceback being read."""
+        t = self.text(idx)
+        return t[len(self.indent) :] if self.indent and t.startswith(self.indent) else t
+
     def _untyped_exception(self, frame_idx: int, i: int) -> bool:
         """Python prints the exception line right under the last frame's source line; when that
         line has lost its type (pytest's `E   cannot import name ...`, a paste cut mid-line) it
         is still the message."""
         if i != frame_idx + 2 or frame_idx + 1 >= len(self.logical):
             return False
-        t, code = self.text(i), self.text(frame_idx + 1)
+        t, code = self.body(i), self.body(frame_idx + 1)
         return (
             code.startswith(" ")
             and not t.startswith(" ")

@@ -276,3 +276,22 @@ def test_glog_error_lines_from_ray_and_torch_cpp_code():
     # the same lines at INFO or WARNING severity are not failures
     assert root_of(ray.replace(" E 959680", " I 959680"))[1] == ""
     assert root_of("W0105 10:00:00.123456 12345 gcs_client.cc:88] Slow response from GCS\n")[1] == ""
+
+
+def test_a_traceback_indented_as_a_whole_keeps_its_exception_line():
+    # a markdown code block made by indenting four spaces, as in many issue reports
+    text = (
+        "I get this when I start training:\n\n"
+        "    Traceback (most recent call last):\n"
+        '      File "train.py", line 10, in <module>\n'
+        "        trainer.train()\n"
+        '      File "/usr/lib/python3/site-packages/trl/trainer/grpo_trainer.py", line 88, in train\n'
+        "        self._prepare()\n"
+        "    ValueError: GRPO requires num_generations > 1\n\n"
+        "Any idea?\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "ValueError" and message == "GRPO requires num_generations > 1"
+    # cut before its header, from its first frame
+    cut = '      File "main.py", line 504, in <module>\n        main(args)\n    RuntimeError: CUDA error: invalid device ordinal\n'
+    assert root_of(cut)[0] == "RuntimeError"
