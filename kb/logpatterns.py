@@ -14,7 +14,7 @@ TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?
 # Prefixes that launchers, Ray, torchrun, docker compose and NCCL put in front of every line.
 PREFIX_RES = (
     # CI runners' timestamps (GitHub Actions "2026-07-30T10:35:18.6494363Z ", Jenkins "[2026-07-30T10:35:18.649Z] ").
-    re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\]?\s"),
+    re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]?\s"),
     # Buildkite's inline timestamps ("_bk;t=1690000000000\x07").
     re.compile(r"^_bk;t=\d+\x07?"),
     # CI markers, kept as the line's level: GitHub Actions "##[error]", "::error file=a.py,line=3::",
@@ -22,6 +22,13 @@ PREFIX_RES = (
     re.compile(r"^##\[(?P<level>error|warning|notice|debug|group|endgroup|command|section)\]", re.I),
     re.compile(r"^::(?P<level>error|warning|notice|debug|group|endgroup)(?:\s[^:]{0,300})?::"),
     re.compile(r"^section_(?:start|end):\d+:[\w.\-]+(?:\[[^\]]*\])?"),
+    # Cluster launchers that tag each line with where it came from: Slurm's `srun --label` ("3: "),
+    # OpenMPI's `--tag-output` ("[1,0]<stderr>:"), pdsh as DeepSpeed's multi-node runner uses it
+    # ("worker-1: ", "10.0.0.12: ").
+    re.compile(r"^\d{1,5}: (?=\S)"),
+    re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:"),
+    # (a host name needs its hyphen and digit: "collect2: error:" is the compiler's own line)
+    re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*): (?=\S)"),
     # A test runner's or launcher's capture of a child's streams: "stderr: [rank0]: ...".
     re.compile(r"^(?:stdout|stderr):\s"),
     # Any short bracketed tag ending in a colon: [rank0]:, [rankx]:, [default0]:, [worker-3]:.

@@ -295,3 +295,17 @@ def test_a_traceback_indented_as_a_whole_keeps_its_exception_line():
     # cut before its header, from its first frame
     cut = '      File "main.py", line 504, in <module>\n        main(args)\n    RuntimeError: CUDA error: invalid device ordinal\n'
     assert root_of(cut)[0] == "RuntimeError"
+
+
+def test_cluster_launchers_line_tags():
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 10, in <module>',
+        "    main()",
+        "RuntimeError: NCCL error: unhandled system error",
+    ]
+    for tag in ("0: ", "[1,0]<stderr>:", "worker-1: ", "10.0.0.12: ", "2024-05-01T10:00:00.123+08:00 "):
+        sig, _ = signature_from_text("\n".join(tag + line for line in lines))
+        assert (sig.exc_type, sig.frames) == ("RuntimeError", ("train:<module>",)), tag
+    # a tool's own name before its message is not a host
+    assert root_of("collect2: error: ld returned 1 exit status\n")[1] == "build_failed"
