@@ -25,10 +25,10 @@ PREFIX_RES = (
     # Cluster launchers that tag each line with where it came from: Slurm's `srun --label` ("3: "),
     # OpenMPI's `--tag-output` ("[1,0]<stderr>:"), pdsh as DeepSpeed's multi-node runner uses it
     # ("worker-1: ", "10.0.0.12: ").
-    re.compile(r"^\d{1,5}: (?=\S)"),
+    re.compile(r"^\d{1,5}: "),
     re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:"),
     # (a host name needs its hyphen and digit: "collect2: error:" is the compiler's own line)
-    re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*): (?=\S)"),
+    re.compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d[a-z0-9]*): "),
     # A test runner's or launcher's capture of a child's streams: "stderr: [rank0]: ...".
     re.compile(r"^(?:stdout|stderr):\s"),
     # Any short bracketed tag ending in a colon: [rank0]:, [rankx]:, [default0]:, [worker-3]:.
