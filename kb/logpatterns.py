@@ -228,6 +228,11 @@ RAISE_LINE_RE = re.compile(
     r"^\s*(?:-*>\s*\d+\s+)?raise\s+(?P<type>[\w.]*(?:Error|Exception|Failure))\s*\(\s*(?P<msg>.*)$"
 )
 # IPython / Jupyter: "RuntimeError                Traceback (most recent call last)", cells below.
+# rich's traceback box (typer and rich-based CLIs): "╭── Traceback (most recent call last) ──╮",
+# frames as "│ /path/file.py:88 in main   │", the box closed by "╰──╯", the exception line below.
+RICH_HEAD_RE = re.compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+╮")
+RICH_FRAME_RE = re.compile(r"^\s*│ (?P<path>\S+?\.py):(?P<line>\d+) in (?P<func>\S+)\s*│\s*$")
+RICH_END_RE = re.compile(r"^\s*╰─+╯")
 IPYTHON_HEAD_RE = re.compile(r"^(?P<type>[\w.]*(?:Error|Exception|Failure))\s{2,}Traceback \(most recent call last\)")
 CODE_LINE_RE = re.compile(
     r"^\s*(?:raise|return|print|def|class|elif|else|for|while|try|except|import|from|with|assert|if)\b(?!:)"

@@ -35,6 +35,9 @@ from kb.logpatterns import (
     QUIET_LINE_RE,
     RAISE_LINE_RE,
     RAY_SECTION_RE,
+    RICH_END_RE,
+    RICH_FRAME_RE,
+    RICH_HEAD_RE,
     SHELL_LINE_RE,
     SYMPTOM_RES,
     TB_HEAD_RE,
@@ -252,6 +255,9 @@ class _Scanner:
                 i = self._read_traceback(i, pending_relation)
                 pending_relation = ""
                 continue
+            if RICH_HEAD_RE.match(t):
+                i = self._rich_traceback(i)
+                continue
             if t.strip() and not t.startswith(" "):
                 pass
             i = self._read_line(i)
@@ -369,6 +375,24 @@ class _Scanner:
             return None
         literal = " ".join(re.findall(r"""[frb]?["']([^"'{}]{3,})""", m.group("msg")))
         return (m.group("type"), literal.strip()) if _is_informative(literal) else None
+
+    def _rich_traceback(self, start: int, limit: int = 400) -> int:
+        """rich's boxed traceback: frames inside the box, the exception line under it."""
+        n = len(self.logical)
+        frames: list[Frame] = []
+        j = start + 1
+        while j < n and j < start + limit and not RICH_END_RE.match(self.text(j)):
+            fm = RICH_FRAME_RE.match(self.text(j))
+            if fm:
+                frames.append(Frame(path=fm.group("path"), function=fm.group("func"), line=int(fm.group("line"))))
+            j += 1
+        k = j + 1
+        while k < n and not self.text(k).strip():
+            k += 1
+        exc = _match_exception(self.text(k)) if k < n else None
+        if exc is None or not frames:
+            return start + 1  # read the lines on their own
+        return self._finish_exception(start, k, exc, frames, [], "")
 
     def _traceback_indent(self, start: int) -> str:
         t = self.text(start)
@@ -721,6 +745,8 @@ def line_may_start_failure(raw: str) -> bool:
     if not s:
         return False
     if TB_HEAD_RE.match(t) or FRAME_RE.match(t) or RAY_SECTION_RE.match(t) or IPYTHON_HEAD_RE.match(t):
+        return True
+    if RICH_HEAD_RE.match(t):
         return True
     if DEBUGGER_EXC_RE.match(t) or CHAIN_CAUSE_RE.match(t) or CHAIN_DURING_RE.match(t):
         return True

@@ -39,6 +39,11 @@ FAILURES = [
     "slurmstepd: error: *** JOB 4242 ON gpu-node-07 CANCELLED AT 2025-01-01T10:00:00 DUE TO TIME LIMIT ***",
     "ERROR:root:KeyError: 'prompt'",
     "(raylet) [2025-04-21 10:05:37,313 E 959680 959717] file_system_monitor.cc:116: /tmp/ray is over 95% full",
+    "╭──── Traceback (most recent call last) ────╮\n│ /root/trl/scripts/grpo.py:88 in main      │\n"
+    "│                                          │\n│ ❱ 88 │   trainer = GRPOTrainer(          │\n"
+    "│                                          │\n│                                          │\n"
+    "╰──────────────────────────────────────────╯\n"
+    "TypeError: GRPOTrainer.__init__() got an unexpected keyword argument 'tokenizer'",
 ]
 
 

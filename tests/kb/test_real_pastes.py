@@ -309,3 +309,18 @@ def test_cluster_launchers_line_tags():
         assert (sig.exc_type, sig.frames) == ("RuntimeError", ("train:<module>",)), tag
     # a tool's own name before its message is not a host
     assert root_of("collect2: error: ld returned 1 exit status\n")[2].startswith("collect2: error:")
+
+
+def test_rich_traceback_box_gives_its_frames_to_the_exception_below_it():
+    text = (
+        "╭──────────────── Traceback (most recent call last) ────────────────╮\n"
+        "│ /root/miniconda3/lib/python3.10/site-packages/trl/scripts/grpo.py:88 in main │\n"
+        "│                                                                    │\n"
+        "│ ❱ 88 │   trainer = GRPOTrainer(                                    │\n"
+        "│ /root/miniconda3/lib/python3.10/site-packages/trl/trainer/grpo_trainer.py:412 in __init__ │\n"
+        "╰────────────────────────────────────────────────────────────────────╯\n"
+        "TypeError: GRPOTrainer.__init__() got an unexpected keyword argument 'tokenizer'\n"
+    )
+    sig, choice = signature_from_text(text)
+    assert sig.exc_type == "TypeError" and sig.frames == ("trl.trainer.grpo_trainer:__init__", "trl.scripts.grpo:main")
+    assert choice.root is not None and choice.root.line_start == 1
