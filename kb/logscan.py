@@ -6,13 +6,12 @@ line spans relative to the text that was scanned.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kb.logclean import clean_line, split_squashed_frames
 from kb.logpatterns import (
-    ANSI_RE,
     ARGPARSE_RE,
     CARET_RE,
     CHAIN_CAUSE_RE,
@@ -31,7 +30,6 @@ from kb.logpatterns import (
     METRIC_KEYS,
     METRIC_KV_RE,
     METRIC_RE,
-    PREFIX_RES,
     QUIET_LINE_RE,
     RAISE_LINE_RE,
     RAY_SECTION_RE,
@@ -83,95 +81,6 @@ class ErrorBlock:
     @property
     def short_type(self) -> str:
         return self.exc_type.rsplit(".", 1)[-1]
-
-
-@dataclass(frozen=True)
-class CleanLine:
-    text: str  # without ANSI codes, progress bars and launcher prefixes
-    prefix: str
-    level: str = ""  # log level taken off with a prefix (vLLM's "WARNING 08-10 21:22:23 file.py:12]")
-
-
-MAX_LINE = 4096  # longer lines (data dumps) are cut: nothing that identifies an error sits past this
-
-
-def clean_line(raw: str) -> CleanLine:
-    text = raw if len(raw) <= MAX_LINE else raw[:MAX_LINE]
-    if text.startswith("{") and text.rstrip().endswith("}"):
-        structured = _structured_line(text)
-        if structured is not None:
-            return structured
-    if "\r" in text:
-        text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
-    text = ANSI_RE.sub("", text)
-    if "%|" in text:
-        text = TQDM_RE.sub("", text)
-    prefix_parts = []
-    level = ""
-    changed = True
-    while changed:
-        changed = False
-        for rx in PREFIX_RES:
-            m = rx.match(text)
-            if m and m.end() > 0:
-                prefix_parts.append(m.group(0).strip())
-                level = m.groupdict().get("level") or level
-                text = text[m.end() :]
-                changed = True
-    text = text.rstrip()
-    if "`" in prefix_parts:
-        text = text.removesuffix("`").rstrip()
-    if text.startswith("**") and text[2:3].strip():
-        # Markdown bold around a pasted error line in a chat ("**TypeError: ... 'beta'**"); checked
-        # here rather than as one more prefix pattern, which every line of a log would pay for.
-        text = text[2:].removesuffix("**").rstrip()
-    if "```" in text:  # a markdown fence closed (or opened) on the error's own line
-        text = FENCE_TAIL_RE.sub("", text)
-    return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
-
-
-JSON_MESSAGE_KEYS = ("msg", "message", "error", "err", "event")
-JSON_EXCEPTION_KEYS = ("exception", "exc_info", "exc_text", "traceback", "stack_trace")
-
-
-def _structured_line(text: str) -> CleanLine | None:
-    """A JSON log record (structlog, python-json-logger, a cluster's log shipper): its message,
-    or the last line of the traceback it carries, is the line; its level is the line's level."""
-    try:
-        record = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(record, dict):
-        return None
-    level = str(record.get("level") or record.get("levelname") or record.get("severity") or "").upper()
-    for key in JSON_EXCEPTION_KEYS:
-        value = record.get(key)
-        if isinstance(value, str) and value.strip():
-            return CleanLine(text=value.strip().splitlines()[-1].strip(), prefix="{json}", level=level)
-    for key in JSON_MESSAGE_KEYS:
-        value = record.get(key)
-        if isinstance(value, str) and value.strip():
-            return CleanLine(text=" ".join(value.split()), prefix="{json}", level=level)
-    return None
-
-
-FENCE_TAIL_RE = re.compile(r"(?<=\S)\s*```[\w+-]*\s*$")
-
-
-def split_squashed_frames(text: str) -> list[str]:
-    """Pastes sometimes lose newlines: 'Traceback (...):  File "a.py", line 1, in f    x()  File ...'."""
-    if text.count('File "') < 2 and not TB_HEAD_RE.match(text):
-        return [text]
-    parts = re.split(r'(?<=\S)\s{2,}(?=File "|\S)', text)
-    out: list[str] = []
-    for part in parts:
-        head = TB_HEAD_RE.match(part)
-        if head and head.group("rest"):
-            out.append("Traceback (most recent call last):")
-            out.append(head.group("rest"))
-        else:
-            out.append(part)
-    return out if len(out) > 1 else [text]
 
 
 def _is_informative(msg: str) -> bool:

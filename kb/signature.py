@@ -11,8 +11,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from kb.logclean import clean_line
 from kb.logpatterns import QUIET_LINE_RE
-from kb.logscan import Frame, clean_line, scan_log
+from kb.logscan import Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
 from kb.rootcause import RootChoice, select_root
 

@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.sparse import csr_matrix
 
+from kb.logclean import clean_line
 from kb.logpatterns import QUIET_LINE_RE
-from kb.logscan import ErrorBlock, clean_line
+from kb.logscan import ErrorBlock
 
 RAW_TOKEN_RE = re.compile(r"[a-z_][a-z0-9_]+|\d+")
 MAX_DOC_LINES = 200

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from kb.logclean import clean_line
 from kb.logpatterns import CODE_LINE_RE, LOG_LINE_RE
-from kb.logscan import clean_line, scan_log
+from kb.logscan import scan_log
 from kb.normalize import strip_boilerplate
 from kb.rootcause import select_root
 

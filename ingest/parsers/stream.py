@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from kb.logscan import MAX_LINE, ErrorBlock, line_may_start_failure, scan_log
+from kb.logclean import MAX_LINE
+from kb.logscan import ErrorBlock, line_may_start_failure, scan_log
 from kb.trigger_search import compile_trigger
 
 # Literal words one of which every line that can start a failure contains; each hit is then

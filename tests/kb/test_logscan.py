@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from kb.logscan import clean_line, metric_anomaly, scan_log
+from kb.logclean import clean_line
+from kb.logscan import metric_anomaly, scan_log
 
 RAY_WRAPPED = """\
 Error executing job with overrides: ['trainer.n_gpus_per_node=1']
