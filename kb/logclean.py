@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kb.logpatterns import ANSI_RE, PREFIX_RES, TB_HEAD_RE, TQDM_RE
 
@@ -23,6 +24,7 @@ class CleanLine:
 MAX_LINE = 4096  # longer lines (data dumps) are cut: nothing that identifies an error sits past this
 
 
+@lru_cache(maxsize=4096)  # a triage reads each line of a paste three or four times (scan, region, words)
 def clean_line(raw: str) -> CleanLine:
     text = raw if len(raw) <= MAX_LINE else raw[:MAX_LINE]
     if text.startswith("{") and text.rstrip().endswith("}"):

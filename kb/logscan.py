@@ -490,7 +490,8 @@ class _Scanner:
         if am and not LOG_LINE_RE.match(s):
             self._add_error_line(i, "argparse_error", s)
             return i + 1
-        for name, rx in ERROR_LINE_PATTERNS:
+        # One pass says whether any pattern can match (most lines of a log match none).
+        for name, rx in ERROR_LINE_PATTERNS if ANY_ERROR_LINE_RE.search(t) else ():
             m = rx.search(t)
             if m:
                 if name == "log_error" and re.search(r"\b(?:0 errors?|no errors?|errors?=0)\b", t, re.I):
