@@ -8,6 +8,7 @@ the same interface and no model.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
@@ -46,10 +47,12 @@ class MiniLMEmbedder:
         # The model always runs on this one thread: OpenMP keeps its worker team per calling
         # thread, so a threaded server calling from a new thread per request paid ~7 ms each
         # time to start a team (bench/triage_latency.py's note in the README).
-        self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fixbase-embed")
+        self._runner: tuple[int, ThreadPoolExecutor] | None = None
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        return self._runner.submit(self._encode, texts).result()
+        if self._runner is None or self._runner[0] != os.getpid():  # a forked child has no such thread
+            self._runner = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="fixbase-embed"))
+        return self._runner[1].submit(self._encode, texts).result()
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(

@@ -28,6 +28,25 @@ def test_real_embedder_gives_unit_vectors_that_know_meaning(real_embedder):
     assert float(v[0] @ v[1]) > float(v[0] @ v[2])
 
 
+def test_real_embedder_answers_from_any_thread_and_in_a_forked_child(real_embedder):
+    import os
+    import threading
+
+    emb = get_embedder()
+    expected = emb.encode(["NCCL watchdog timeout"])
+    got: list[np.ndarray] = []
+    worker = threading.Thread(target=lambda: got.append(emb.encode(["NCCL watchdog timeout"])))
+    worker.start()
+    worker.join(timeout=60)
+    assert got and np.allclose(got[0], expected, atol=1e-5)
+    pid = os.fork()  # a Celery prefork or gunicorn worker forked after the model was loaded
+    if pid == 0:
+        ok = np.allclose(emb.encode(["NCCL watchdog timeout"]), expected, atol=1e-5)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+
+
 @pytest.mark.django_db
 def test_tinyzero_sm120_traceback_from_the_transcript_finds_its_entry_first(real_embedder):
     transcript = shared_sample(SM120_SAMPLE)
