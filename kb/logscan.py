@@ -341,22 +341,7 @@ class _Scanner:
         # whatever it is called (a warning raised as an error, a library's own class).
         named = re.match(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w+):\s+(?P<msg>\S.*)$", message)
         exc_type, message = (named.group("type"), named.group("msg")) if named else ("", message)
-        chain_prev = len(self.blocks) - 1 if relation and self.blocks else None
-        self.blocks.append(
-            ErrorBlock(
-                kind="traceback",
-                exc_type=exc_type,
-                message=message,
-                frames=tuple(frames),
-                line_start=self.lineno(start),
-                line_end=self.lineno(end - 1),
-                wrappers=tuple(wrappers),
-                chain_prev=chain_prev,
-                chain_relation=relation if chain_prev is not None else "",
-                symptom=_is_symptom(self.text(i)),
-                prefix=self.logical[start][2],
-            )
-        )
+        self._add_exception(start, end, exc_type, message, frames, wrappers, relation, _is_symptom(self.text(i)))
         return end
 
     def _frames_follow(self, i: int) -> bool:
@@ -423,6 +408,23 @@ class _Scanner:
         if inner and exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES:
             wrappers.append(exc_type.rsplit(".", 1)[-1])
             exc_type = inner
+        symptom = _is_symptom(self.text(i)) or exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES
+        self._add_exception(start, end, exc_type, message, frames, wrappers, relation, symptom)
+        return end
+
+    def _add_exception(
+        self,
+        start: int,
+        end: int,
+        exc_type: str,
+        message: str,
+        frames: list[Frame],
+        wrappers: list[str],
+        relation: str,
+        symptom: bool,
+    ) -> None:
+        """Record an exception read from line `start` to before `end`, chained to the block
+        before it when `relation` says so."""
         chain_prev = len(self.blocks) - 1 if relation and self.blocks else None
         self.blocks.append(
             ErrorBlock(
@@ -435,11 +437,10 @@ class _Scanner:
                 wrappers=tuple(wrappers),
                 chain_prev=chain_prev,
                 chain_relation=relation if chain_prev is not None else "",
-                symptom=_is_symptom(self.text(i)) or exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES,
+                symptom=symptom,
                 prefix=self.logical[start][2],
             )
         )
-        return end
 
     def _read_line(self, i: int) -> int:
         t = self.text(i)
