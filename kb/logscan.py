@@ -111,10 +111,10 @@ def _exception_after_header(text: str) -> re.Match[str] | None:
     if not LOG_HEADER_MARK_RE.search(text[:120]):
         return None
     for m in re.finditer(r"\s+", text[:200]):
-        head = text[: m.start()]
-        if len(head.split()) > LOG_HEADER_TOKENS:
+        words = text[: m.start()].split()
+        if len(words) > LOG_HEADER_TOKENS:
             return None
-        if not LOG_HEADER_MARK_RE.search(head) or not HEADER_END_RE.search(head.split()[-1]):
+        if not words or not LOG_HEADER_MARK_RE.search(text[: m.start()]) or not HEADER_END_RE.search(words[-1]):
             continue  # "... retrying after ConnectionError: ..." is prose, not a header
         exc = _match_exception(text[m.end() :])
         if exc and exc.group("msg"):

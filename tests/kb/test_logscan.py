@@ -148,3 +148,11 @@ def test_a_markdown_fence_on_the_error_line_is_not_part_of_the_message():
     pasted = '```\nTraceback (most recent call last):\n  File "a.py", line 1, in <module>\nValueError: bad value```\n'
     assert signature_from_text(pasted)[0].headline == "ValueError: bad value"
     assert signature_from_text("RuntimeError: oops ```python\n")[0].headline == "RuntimeError: oops"
+
+
+def test_exception_after_a_log_header_reads_text_with_leading_spaces():
+    from kb.logscan import _exception_after_header
+
+    exc = _exception_after_header("   12:00:00 ERROR ValueError: reward is NaN")
+    assert exc is not None and exc.group("type") == "ValueError"
+    assert _exception_after_header("   ") is None
