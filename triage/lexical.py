@@ -266,9 +266,9 @@ class Postings:
 
 
 # Entries completed per wanted one when the skipped words leave many within reach, and postings
-# summed in full at most. Chosen on a million-entry knowledge base (bench/scale.py): 50 and
-# 250,000 gave recall@5 0.883 (300-line pastes 0.763) against exact ranking; these give the
-# recall of summing every list (0.987 / 1.000) at 24 / 50 ms p50 instead of 33 / 73.
+# summed in full at most. Chosen on a million-entry knowledge base with
+# `bench/scale.py --sweep` (the README's table): the recall of summing every list at about two
+# thirds of its latency, where 50 and 250,000 lost recall against exact ranking.
 RERANK = 400
 READ_BUDGET = 1_000_000
 SHORT_QUERY_POSTINGS = 50_000  # below this many postings, summing them all is as quick as skipping
