@@ -11,10 +11,14 @@ import re
 ANSI_RE = re.compile(r"(?:\x1b)?\[\d{1,3}(?:;\d{1,3})*m|\x1b\[[0-9;?]*[A-Za-z]")
 TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?]+[kM]?\s*\[[^\]\n]{0,80}\]")
 
+# A date and time in brackets and nothing else, as a supervisor or `ts` stamps each line of a child's output.
+STAMP_RE = re.compile(r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]")
 # Prefixes that launchers, Ray, torchrun, docker compose and NCCL put in front of every line.
 PREFIX_RES = (
     # CI runners' timestamps (GitHub Actions "2026-07-30T10:35:18.6494363Z ", Jenkins "[2026-07-30T10:35:18.649Z] ").
     re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\]?\s"),
+    # A supervisor's or `ts`'s stamp on every line of a child's output: "[2026-03-11 17:47:54] ".
+    re.compile("^" + STAMP_RE.pattern + r"\s?"),
     # Buildkite's inline timestamps ("_bk;t=1690000000000\x07").
     re.compile(r"^_bk;t=\d+\x07?"),
     # CI markers, kept as the line's level: GitHub Actions "##[error]", "::error file=a.py,line=3::",
@@ -224,8 +228,10 @@ SYMPTOM_RES = (
 WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", "ActorDiedError"})
 # Informational lines and source code: error words in them ("cannot be used", "invalid") are not errors.
 QUIET_LINE_RE = re.compile(
-    r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: |[✓✔√] )"
+    r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: (?!ERROR\b(?!.*\bretrying\b))|[✓✔√] )"
 )
+# The line Ray puts where a wrapped exception's message would be: "ray::TaskRunner.run() (pid=…, ip=…)".
+RAY_TASK_HEADER_RE = re.compile(r"^\s*ray::[\w.]+\(\)\s*(?:\(pid=.*\))?\s*$")
 # A debugger's report of an exception (VS Code in English and Chinese): the type, then its message below.
 DEBUGGER_EXC_RE = re.compile(r"^\s*(?:Exception has occurred|发生异常)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
 # The source line of the innermost frame of a traceback cut before its exception line.

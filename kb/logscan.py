@@ -7,7 +7,7 @@ line spans relative to the text that was scanned.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kb.logclean import clean_line, split_squashed_frames
@@ -34,10 +34,12 @@ from kb.logpatterns import (
     QUIET_LINE_RE,
     RAISE_LINE_RE,
     RAY_SECTION_RE,
+    RAY_TASK_HEADER_RE,
     RICH_END_RE,
     RICH_FRAME_RE,
     RICH_HEAD_RE,
     SHELL_LINE_RE,
+    STAMP_RE,
     SYMPTOM_RES,
     TB_HEAD_RE,
     TQDM_RE,
@@ -201,6 +203,7 @@ class _Scanner:
         if TB_HEAD_RE.match(self.text(i)) or RAY_SECTION_RE.match(self.text(i)):
             i += 1
         last_frame_idx = start
+        wrapped = ""  # the type a wrapper names, RayTaskError(X), when its own traceback follows
         while i < n:
             t = self.body(i)
             fm = FRAME_RE.match(t)
@@ -224,6 +227,7 @@ class _Scanner:
                 followed_by_frames = self._frames_follow(i + 1)
                 if followed_by_frames:
                     wrappers.append(exc.group("type").rsplit(".", 1)[-1])
+                    wrapped = exc.group("inner") or wrapped
                     i += 1
                     continue
                 return self._finish_exception(start, i, exc, frames, wrappers, relation)
@@ -241,6 +245,8 @@ class _Scanner:
             break
         end = max(start, i - 1)
         raised = self._raise_statement(last_frame_idx) if frames else None
+        if not raised and frames and wrapped:
+            raised = (wrapped, "")  # cut inside the wrapped traceback: its type is still known
         if raised:
             exc_type, message = raised
             self.blocks.append(
@@ -253,6 +259,21 @@ class _Scanner:
                     line_end=self.lineno(end),
                     wrappers=tuple(wrappers),
                     prefix=self.logical[start][2],
+                )
+            )
+        elif frames and self._logged_just_before(start):
+            # logger.exception()'s shape: the program's own error line, then the traceback. Cut
+            # before its exception line, the traceback's failure is what that line says.
+            logged = self.blocks.pop()
+            self.blocks.append(
+                replace(
+                    logged,
+                    kind="traceback",
+                    frames=tuple(frames),
+                    line_end=self.lineno(end),
+                    wrappers=tuple(wrappers),
+                    pattern="",
+                    symptom=False,
                 )
             )
         elif frames:
@@ -269,6 +290,18 @@ class _Scanner:
                 )
             )
         return max(i, start + 1)
+
+    def _logged_just_before(self, start: int) -> bool:
+        """Whether the block read last is an error line of a logger's printed right above `start`."""
+        if not self.blocks or start == 0:
+            return False
+        last = self.blocks[-1]
+        return (
+            last.kind == "error_line"
+            and last.pattern in ("log_error", "ci_error", "error_phrase")
+            and last.line_end == self.lineno(start - 1)
+            and not _is_symptom(last.message)
+        )
 
     def _raise_statement(self, frame_idx: int) -> tuple[str, str] | None:
         """A traceback cut before its exception line still shows, under its last frame, the
@@ -366,6 +399,10 @@ class _Scanner:
                 break  # a CI runner's marker line, or a tool's next diagnostic
             if re.match(r"""^['"][\w./\-]+['"]\s*:""", s):
                 break  # a line of a printed config
+            if s == "[end of output]":
+                break  # pip's frame around a failed build step's output
+            if STAMP_RE.search(self.logical[j][2]) and not STAMP_RE.search(self.logical[i][2]):
+                break  # a stamped log line after an unstamped exception line
             if (
                 TB_HEAD_RE.match(t)
                 or FRAME_RE.match(t)
@@ -404,6 +441,8 @@ class _Scanner:
         if inner and exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES:
             wrappers.append(exc_type.rsplit(".", 1)[-1])
             exc_type = inner
+            if RAY_TASK_HEADER_RE.match(message):
+                message = ""  # where the task ran, not what failed (the paste was cut before that)
         symptom = _is_symptom(self.text(i)) or exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES
         self._add_exception(start, end, exc_type, message, frames, wrappers, relation, symptom)
         return end
@@ -497,6 +536,9 @@ class _Scanner:
                 return i + 1
         if level == "error":  # the CI runner marked it ("##[error]…", "::error::…")
             self._add_error_line(i, "ci_error", s)
+            return i + 1
+        if level in ("ERROR", "CRITICAL", "FATAL"):  # the logger said so, in words no pattern knows
+            self._add_error_line(i, "log_error", s)
             return i + 1
         if re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s) or re.search(r"\bWARN(?:ING)?\b", s[:40]):
             self.blocks.append(
@@ -670,6 +712,8 @@ def line_may_start_failure(raw: str) -> bool:
     # A warning alone is never a failure of a log (it is context of one), so it opens no window.
     if WARNING_RE.search(t) or cl.level in ("INFO", "DEBUG", "WARNING") or QUIET_LINE_RE.match(s):
         return False
+    if cl.level in ("ERROR", "CRITICAL", "FATAL"):
+        return True
     if CODE_LINE_RE.match(t):
         return bool(ARGPARSE_RE.match(s))
     return bool(ANY_ERROR_LINE_RE.search(t)) or bool(ARGPARSE_RE.match(s)) or bool(_exception_after_header(s))

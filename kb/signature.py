@@ -129,15 +129,18 @@ def fingerprint(kind_name: str, masked: str) -> str:
     return hashlib.sha1(f"{kind_name}|{norm}".encode()).hexdigest()[:16]
 
 
-def telling_lines(text: str, limit: int = 20) -> list[str]:
-    """The last lines of a text that are neither informational log lines nor config dumps."""
+def telling_lines(text: str, limit: int = 20, quiet_if_nothing_else: bool = False) -> list[str]:
+    """The last lines of a text that are neither informational log lines nor config dumps. With
+    `quiet_if_nothing_else` (for a paste with no error in it), a paste made only of informational
+    lines (a client retrying "Server is not up yet") is told by those."""
     out: list[str] = []
+    quiet: list[str] = []
     for raw in text.splitlines():
         line = clean_line(raw).text.strip()
-        if not line or QUIET_LINE_RE.match(line) or CONFIG_DUMP_RE.match(line):
+        if not line or CONFIG_DUMP_RE.match(line):
             continue
-        out.append(line)
-    return out[-limit:]
+        (quiet if QUIET_LINE_RE.match(line) else out).append(line)
+    return (out or (quiet if quiet_if_nothing_else else []))[-limit:]
 
 
 def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) -> Signature:
@@ -150,7 +153,7 @@ def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) ->
     root = choice.root
     if root is None:
         # No recognisable error: the text itself (a hang described in words, say) is the problem.
-        words = WS_RE.sub(" ", " ".join(telling_lines(text))).strip()[:400]
+        words = WS_RE.sub(" ", " ".join(telling_lines(text, quiet_if_nothing_else=True))).strip()[:400]
         masked = mask_message(words)
         return Signature(
             exc_type="",

@@ -103,7 +103,7 @@ def triage_log(
     text = redact(text.replace("\x00", "")).text
     sig, choice = signature_from_text(text, symptom_context=False)
     # With no error in it, the paste's own words (a hang described in words) are the query.
-    telling = telling_lines(text)
+    telling = telling_lines(text, quiet_if_nothing_else=choice.root is None)
     blocks = (choice.root, *choice.secondary) if choice.root else ()
     region = error_region(text, blocks, telling)
     # No error that says what failed: the paste's last telling lines count as well.

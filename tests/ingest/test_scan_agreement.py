@@ -44,6 +44,13 @@ FAILURES = [
     "│                                          │\n│                                          │\n"
     "╰──────────────────────────────────────────╯\n"
     "TypeError: GRPOTrainer.__init__() got an unexpected keyword argument 'tokenizer'",
+    "ERROR:src.ml.model_trainer:TensorBoardCallback requires tensorboard to be installed.\n"
+    "Traceback (most recent call last):\n"
+    '  File "/app/src/ml/model_trainer.py", line 231, in train_model\n'
+    "    trainer = Trainer(",
+    "wandb: ERROR Run initialization has timed out after 600 sec.",
+    "[2026-03-11 17:47:54] ray.exceptions.RayTaskError(NotImplementedError): ray::TaskRunner.run() (pid=29)\n"
+    '[2026-03-11 17:47:54]   File "/appdata/verl/verl/workers/reward_manager/naive.py", line 89, in __call__',
 ]
 
 

@@ -324,3 +324,82 @@ def test_rich_traceback_box_gives_its_frames_to_the_exception_below_it():
     sig, choice = signature_from_text(text)
     assert sig.exc_type == "TypeError" and sig.frames == ("trl.trainer.grpo_trainer:__init__", "trl.scripts.grpo:main")
     assert choice.root is not None and choice.root.line_start == 1
+
+
+def test_logged_error_above_a_traceback_cut_before_its_exception_is_its_message():
+    # logger.exception()'s shape (github.com/Eiztrips/ai-responder/issues/8), cut after the frames.
+    text = (
+        "ERROR:src.ml.model_trainer:Ошибка при обучении модели: TensorBoardCallback requires tensorboard to be "
+        "installed. Either update your PyTorch version or install tensorboardX.\n"
+        "Traceback (most recent call last):\n"
+        '  File "C:\\Users\\vanya\\Projects\\ai-responder\\src\\ml\\model_trainer.py", line 231, in train_model\n'
+        "    trainer = Trainer(\n"
+        '  File "C:\\Users\\vanya\\venv\\Lib\\site-packages\\transformers\\trainer_callback.py", line 449, in __init__\n'
+        "    self.add_callback(cb)\n"
+    )
+    sig, choice = signature_from_text(text)
+    assert "TensorBoardCallback requires tensorboard" in sig.raw_message
+    assert sig.frames[0] == "transformers.trainer_callback:__init__"
+    assert choice.root is not None and (choice.root.line_start, choice.root.line_end) == (1, 6)
+
+
+def test_wandb_error_line_is_an_error_but_its_retries_are_not():
+    # github.com/momentum-robotics-lab/deformgs/issues/7
+    text = (
+        "wandb: Network error (ConnectTimeout), entering retry loop.\n"
+        "wandb: ERROR Run initialization has timed out after 600 sec. Please try increasing the timeout with the "
+        "`init_timeout` setting: `wandb.init(settings=wandb.Settings(init_timeout=120))`.\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 719, in <module>\n'
+        "    wandb.init(project=args.wandb_project,name=args.wandb_name)\n"
+    )
+    assert "Run initialization has timed out" in root_of(text)[2]
+    assert signature_from_text("wandb: ERROR Error while calling W&B API: retrying (3 attempts)\n")[1].root is None
+
+
+def test_a_paste_of_informational_retries_only_is_told_by_them():
+    # github.com/huggingface/open-r1/issues/568: nothing but the client's INFO retries.
+    text = "INFO - trl.extras.vllm_client - Server is not up yet. Retrying in 2.0 seconds...\n" * 4
+    sig, choice = signature_from_text(text)
+    assert choice.root is None and "Server is not up yet" in sig.raw_message
+    # With an error in the paste, its informational lines stay out of it.
+    sig, _ = signature_from_text('INFO:     127.0.0.1:42880 - "GET /get_world_size HTTP/1.1" 404 Not Found\n' + text)
+    assert sig.pattern == "http_error"
+
+
+def test_pip_end_of_output_marker_is_not_part_of_the_message():
+    # github.com/eqimp/hogwild_llm/issues/12
+    text = (
+        "  ╰─> [6 lines of output]\n"
+        "      Traceback (most recent call last):\n"
+        '        File "<string>", line 2, in <module>\n'
+        '        File "/tmp/pip-install-go0vfrk9/flash-attn_6b2d67bbb95d4c93b94c80d60083bc0b/setup.py", line 22, '
+        "in <module>\n"
+        "          import torch\n"
+        "      ModuleNotFoundError: No module named 'torch'\n"
+        "      [end of output]\n"
+    )
+    assert root_of(text)[::2] == ("ModuleNotFoundError", "No module named 'torch'")
+
+
+def test_stamped_lines_and_a_ray_wrapper_cut_before_the_wrapped_exception():
+    # github.com/verl-project/verl/issues/5558: every line stamped by a supervisor, the paste cut
+    # inside the traceback RayTaskError(NotImplementedError) wraps; Ray's task header says where,
+    # not what.
+    text = (
+        '[2026-03-11 17:47:54]   File "/envs/verl3/lib/python3.12/site-packages/ray/_private/worker.py", line 968, '
+        "in get_objects\n"
+        "[2026-03-11 17:47:54]     raise value.as_instanceof_cause()\n"
+        "[2026-03-11 17:47:54] ray.exceptions.RayTaskError(NotImplementedError): ray::TaskRunner.run() "
+        "(pid=2991687, ip=10.21.175.69, actor_id=aa12428bb212c26e78160ab001000000, repr=<main_ppo.TaskRunner "
+        "object at 0x7f89aca2aba0>)\n"
+        '[2026-03-11 17:47:54]   File "/appdata/verl/verl/trainer/ppo/ray_trainer.py", line 598, in _validate\n'
+        "[2026-03-11 17:47:54]     result = self.val_reward_fn(test_batch, return_dict=True)\n"
+        '[2026-03-11 17:47:54]   File "/appdata/verl/verl/workers/reward_manager/naive.py", line 89, in __call__\n'
+    )
+    sig, _ = signature_from_text(text)
+    assert (sig.exc_type, sig.raw_message) == ("NotImplementedError", "")
+    assert sig.frames[:2] == ("verl.workers.reward_manager.naive:__call__", "verl.trainer.ppo.ray_trainer:_validate")
+    # An unstamped exception line does not run on into the stamped log lines after it.
+    text = "ValueError: bad value\n[2026-03-11 17:47:55] training resumed at step 3\n"
+    assert root_of(text)[2] == "bad value"
