@@ -97,6 +97,11 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nccl_warn", re.compile(r"\bNCCL WARN\b\s*(?P<msg>.*)")),
     ("nccl_error", re.compile(r"\bNCCL (?:error|ERROR)\b(?P<msg>.*)")),
     ("disk_full", re.compile(r"No space left on device", re.I)),
+    # PyTorch's load_state_dict lists what did not fit under its RuntimeError; a paste often keeps only the list.
+    (
+        "state_dict_mismatch",
+        re.compile(r"^\s*(?:size mismatch for \S{1,300}: copying a param with shape|(?:Missing|Unexpected) key\(s\) in state_dict:)"),
+    ),
     (
         "host_oom",
         re.compile(r"\b(?:Out of memory: Killed process|oom[-_]kill|OOM killer|running low on memory)\b", re.I),
@@ -194,7 +199,7 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "log_error",
         re.compile(
-            r"(?:^|\s)\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [EF] \d+ \d+\] [\w.]+:\d+:|"
+            r"(?:^|\s)\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [EF] \d+ \d+\] (?:\(\w+\) )?[\w.]+:\d+:|"
             r"^\[?[EF]\d{3,4} \d\d:\d\d:\d\d\.\d+ +(?:\d+ )?[\w.]+:\d+\]"
         ),
     ),

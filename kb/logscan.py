@@ -419,7 +419,7 @@ class _Scanner:
             if _is_symptom(t) or any(
                 rx.search(t)
                 for name, rx in ERROR_LINE_PATTERNS
-                if name not in ("cuda_error", "log_error", "error_phrase")
+                if name not in ("cuda_error", "log_error", "error_phrase", "state_dict_mismatch")
             ):
                 break
             j += 1

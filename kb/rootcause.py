@@ -16,6 +16,7 @@ SPECIFIC_ERROR_LINES = frozenset(
         "nccl_warn",
         "nccl_error",
         "disk_full",
+        "state_dict_mismatch",
         "host_oom",
         "job_time_limit",
         "scheduler_error",

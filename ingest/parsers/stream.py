@@ -29,7 +29,7 @@ TRIGGER_PATTERN = (
     rb"toomanyrequests|credentials|Credentials|ExpiredToken|InvalidAccessKeyId|SignatureDoesNotMatch|"
     rb"security token|rate limit|Too Many Requests|ninja: build stopped|exit code|exit status|\.py:\d+:\d+: [A-Z]|"
     rb"ld: cannot find|undefined reference|HW Exception|GPU Hang|would reformat|touching the log file|"
-    rb"Agent went offline|ChannelClosed|"
+    rb"Agent went offline|ChannelClosed|CRITICAL|size mismatch for|key\(s\) in state_dict|"
     rb"ray::|\xe5\x8f\x91\xe7\x94\x9f\xe5\xbc\x82\xe5\xb8\xb8|"  # 发生异常
     rb"HTTP/[\d.]+\" [45]\d\d|"
     rb",\d{3} [EF] \d+ \d+\] |[EF]\d{4} \d\d:\d\d:\d\d\.|"  # glog's error and fatal severities

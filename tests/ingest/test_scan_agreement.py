@@ -49,6 +49,9 @@ FAILURES = [
     '  File "/app/src/ml/model_trainer.py", line 231, in train_model\n'
     "    trainer = Trainer(",
     "wandb: ERROR Run initialization has timed out after 600 sec.",
+    "CRITICAL:trainer:reward model checkpoint missing",
+    "size mismatch for model.embed.weight: copying a param with shape torch.Size([8, 4]) from checkpoint",
+    "(raylet) [2023-04-23 09:55:28,127 E 44 92] (raylet) file_system_monitor.cc:105: /tmp/ray is over 95% full",
     "[2026-03-11 17:47:54] ray.exceptions.RayTaskError(NotImplementedError): ray::TaskRunner.run() (pid=29)\n"
     '[2026-03-11 17:47:54]   File "/appdata/verl/verl/workers/reward_manager/naive.py", line 89, in __call__',
 ]

@@ -403,3 +403,26 @@ def test_stamped_lines_and_a_ray_wrapper_cut_before_the_wrapped_exception():
     # An unstamped exception line does not run on into the stamped log lines after it.
     text = "ValueError: bad value\n[2026-03-11 17:47:55] training resumed at step 3\n"
     assert root_of(text)[2] == "bad value"
+
+
+def test_load_state_dict_mismatch_list_without_its_runtime_error():
+    # A paste keeping only PyTorch's list of what did not load (a ZeRO-3 checkpoint saved empty).
+    line = (
+        "size mismatch for model.decoder.layers.0.self_attn.k_proj.weight: copying a param with shape "
+        "torch.Size([768, 768]) from checkpoint, the shape in current model is torch.Size([0]).\n"
+    )
+    assert root_of(line)[1] == "state_dict_mismatch"
+    # Under its RuntimeError the list stays that exception's message.
+    exc, _, message = root_of("RuntimeError: Error(s) in loading state_dict for OPTForCausalLM:\n\t" + line)
+    assert exc == "RuntimeError" and "size mismatch for" in message
+
+
+def test_glog_line_with_the_process_tag_after_its_header():
+    # Ray's raylet: "(raylet)" between glog's header and the source file.
+    text = (
+        "(raylet, ip=10.209.34.142) [2023-04-23 09:55:28,127 E 44 92] (raylet) file_system_monitor.cc:105: "
+        "/tmp/ray/session_2023-04-23_08-48-16_909296_38 is over 95% full, available space: 11970445312; "
+        "capacity: 422687690752. Object creation will fail if spilling is required.\n"
+    )
+    _, pattern, message = root_of(text)
+    assert pattern == "log_error" and "is over 95% full" in message
