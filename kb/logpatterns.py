@@ -100,7 +100,9 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # PyTorch's load_state_dict lists what did not fit under its RuntimeError; a paste often keeps only the list.
     (
         "state_dict_mismatch",
-        re.compile(r"^\s*(?:size mismatch for \S{1,300}: copying a param with shape|(?:Missing|Unexpected) key\(s\) in state_dict:)"),
+        re.compile(
+            r"^\s*(?:size mismatch for \S{1,300}: copying a param with shape|(?:Missing|Unexpected) key\(s\) in state_dict:)"
+        ),
     ),
     (
         "host_oom",
