@@ -8,6 +8,9 @@ ARG TORCH_INDEX=""
 RUN if [ -n "$TORCH_INDEX" ]; then pip install --index-url "$TORCH_INDEX" torch==2.13.0; fi \
  && pip install -r requirements.txt
 COPY . .
+# The embedding model, exported to ONNX once here rather than by the first process that needs it.
+ENV FIXBASE_MODEL_CACHE=/opt/fixbase/models
+RUN FIXBASE_DATA_DIR=/tmp/build-data python manage.py prepare_model
 # Static files (the CSS, htmx, the API docs page) are served by WhiteNoise from the installed apps
 # (WHITENOISE_USE_FINDERS), so no collectstatic step is needed.
 EXPOSE 8000

@@ -13,6 +13,7 @@ REDIS_DEFAULT ?= redis://127.0.0.1:6379/15
 $(STAMP): requirements.txt requirements-dev.txt
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -r requirements-dev.txt
+	$(BIN)/python manage.py prepare_model
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -47,7 +47,7 @@ def main() -> None:
     emb = get_embedder()
     emb.encode(["warm up"])
     load = time.perf_counter() - t
-    tokens = [len(emb.model.tokenizer(x, verbose=False)["input_ids"]) for x in texts]  # type: ignore[attr-defined]
+    tokens = [len(emb.tokenizer.encode(x).ids) for x in texts]  # type: ignore[attr-defined]
     t = time.perf_counter()
     emb.encode(batch)
     elapsed = time.perf_counter() - t

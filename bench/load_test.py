@@ -34,7 +34,7 @@ def main() -> None:
     args = ap.parse_args()
     env = fresh_env("fixbase-load-", DJANGO_DEBUG="0", DJANGO_ALLOWED_HOSTS="127.0.0.1")
     env.setdefault("DJANGO_SECRET_KEY", "load-test-only")
-    env.setdefault("FIXBASE_TORCH_THREADS", "1")  # as docker-compose.yml runs the web workers
+    env.setdefault("FIXBASE_MODEL_THREADS", "1")  # as docker-compose.yml runs the web workers
     manage(env, "migrate", "-v0")
     manage(env, "ingest", str(SHARED / "bench" / "dev" / "corpus"), str(SHARED / "samples"))
     token = manage(env, "apitoken", "load").split()[-1]

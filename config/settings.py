@@ -202,8 +202,11 @@ FIXBASE_MAX_EXPANSION_RATIO = env_int("FIXBASE_MAX_EXPANSION_RATIO", 100)
 # Knowledge base and triage.
 FIXBASE_INDEX_DIR = DATA_DIR / "index"
 FIXBASE_EMBEDDER = env_str("FIXBASE_EMBEDDER", "minilm")  # "minilm" (real model) or "fake" (tests)
-# Threads the model may use in one process; 0: up to 2. Web servers with several workers: 1.
-FIXBASE_TORCH_THREADS = env_int("FIXBASE_TORCH_THREADS", 0)
+# Threads the embedding model runs on in each process (0: up to 2; web servers with several workers:
+# 1). FIXBASE_TORCH_THREADS is its name from before the model ran on ONNX Runtime.
+FIXBASE_MODEL_THREADS = env_int("FIXBASE_MODEL_THREADS", env_int("FIXBASE_TORCH_THREADS", 0))
+# Where the model's ONNX export is kept (made once, by `make install` or on first use).
+FIXBASE_MODEL_CACHE = Path(env_str("FIXBASE_MODEL_CACHE", str(BASE_DIR / "var" / "models"))).resolve()
 FIXBASE_MASK_HOSTS = env_bool("FIXBASE_MASK_HOSTS", False)  # also mask IPs and hostnames in stored text
 FIXBASE_STALE_SECONDS = env_int("FIXBASE_STALE_SECONDS", 120)  # a processing document with no heartbeat
 FIXBASE_MATCH_THRESHOLD = env_float("FIXBASE_MATCH_THRESHOLD", -1.0)  # < 0: use the fitted one

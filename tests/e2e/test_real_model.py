@@ -28,6 +28,23 @@ def test_real_embedder_gives_unit_vectors_that_know_meaning(real_embedder):
     assert float(v[0] @ v[1]) > float(v[0] @ v[2])
 
 
+def test_real_embedder_gives_sentence_transformers_vectors(real_embedder):
+    """ONNX Runtime runs the model sentence-transformers loads: the same vectors, short or cut."""
+    from sentence_transformers import SentenceTransformer
+
+    emb = get_embedder()
+    texts = [
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device | in __init__ | verl",
+        "ValueError: max_tokens must be at least 1, got -3173.",
+        "Ошибка: 报错 " + "NCCL WARN Call to connect returned Connection refused " * 20,  # past 64 tokens
+        "",
+    ]
+    reference = SentenceTransformer(str(emb.model_dir), device="cpu")
+    reference.max_seq_length = emb.max_tokens
+    expected = reference.encode(texts, normalize_embeddings=True)
+    assert np.allclose(emb.encode(texts), expected, atol=1e-5)
+
+
 def test_real_embedder_answers_from_any_thread_and_in_a_forked_child(real_embedder):
     import os
     import threading
