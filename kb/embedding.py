@@ -63,6 +63,9 @@ class MiniLMEmbedder:
             # fight over the cores (bench/load_test.py).
             opts.intra_op_num_threads = settings.FIXBASE_MODEL_THREADS or max(1, min(2, os.cpu_count() or 1))
             opts.inter_op_num_threads = 1
+            # Idle model threads sleep rather than spin: spinning, they took the cores from the rest
+            # of a triage (scanning, ranking), which then ran slower than with torch.
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = (
                 os.getpid(),
                 ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"]),
