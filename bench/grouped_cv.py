@@ -30,7 +30,7 @@ from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
-from triage.ranking import AGAINST, ANSWER_FEATURES, FEATURES, answer_features
+from triage.ranking import AGAINST, ANSWER_FEATURES, FEATURES, MODEL_FEATURES, answer_features
 
 # Collected per candidate: the candidate model's features, then what only the answer model reads.
 COLUMNS = FEATURES + tuple(k for k in ANSWER_FEATURES if k not in FEATURES and k not in ("logit_top", "gap"))
@@ -338,21 +338,28 @@ def print_misses(outs: Sequence[Outcome]) -> None:
 
 
 def ablate(tables: list[QueryTable], cols: list[int], c: float, folds: int, base: float, repeats: int) -> None:
-    """The CV figure without each feature, then without the family-conflict rule."""
+    """The CV figure without each feature of the model, with each computed feature it leaves out,
+    then without the family-conflict rule."""
 
     def line(what: str, r: dict[str, float]) -> str:
         return (
-            f"without {what:18s} hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
+            f"{what:26s} hit@1={r['hit@1']:.3f} answered_right={r['answered_right']:.3f} "
             f"(delta {r['answered_right'] - base:+.3f})"
         )
 
     for f in [FEATURES[i] for i in cols]:
         without = [i for i in cols if FEATURES[i] != f]
-        print(line(f, report("all", grouped_cv(tables, without, c, folds, repeats=repeats))))
+        print(line(f"without {f}", report("all", grouped_cv(tables, without, c, folds, repeats=repeats))))
+    for i in [i for i in range(len(FEATURES)) if i not in cols]:
+        print(
+            line(
+                f"with {FEATURES[i]}", report("all", grouped_cv(tables, sorted([*cols, i]), c, folds, repeats=repeats))
+            )
+        )
     saved = [t.factor for t in tables]
     for t in tables:
         t.factor = np.ones_like(t.factor)
-    print(line("the family-conflict rule", report("all", grouped_cv(tables, cols, c, folds, repeats=repeats))))
+    print(line("without the family rule", report("all", grouped_cv(tables, cols, c, folds, repeats=repeats))))
     for t, factor in zip(tables, saved, strict=True):
         t.factor = factor
 
@@ -386,7 +393,8 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=5, help="random fold assignments averaged (1: GroupKFold's own)")
     ap.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
-    ap.add_argument("--drop", action="append", default=[], help="leave a feature out (ablation)")
+    ap.add_argument("--drop", action="append", default=[], help="leave a feature of the model out")
+    ap.add_argument("--add", action="append", default=[], help="add a computed feature the model leaves out")
     ap.add_argument("--ablate", action="store_true", help="also report the CV figures without each feature")
     ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--show", action="store_true", help="print every wrong answer")
@@ -407,7 +415,7 @@ def main() -> None:
         from triage.ranking import WEIGHTS_PATH
 
         tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs)
-        cols = [i for i, f in enumerate(FEATURES) if f not in args.drop]
+        cols = [i for i, f in enumerate(FEATURES) if (f in MODEL_FEATURES or f in args.add) and f not in args.drop]
         outs = grouped_cv(tables, cols, args.C, args.folds, repeats=args.repeats)
         judged = [t for t in tables if not t.train_only]
         print(

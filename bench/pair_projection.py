@@ -25,6 +25,8 @@ from _django import setup_throwaway
 from benchsets import QueryTable
 from grouped_cv import COLUMNS, FEATURES, SETS, grouped_cv, load_tables, print_table, report
 
+from triage.ranking import MODEL_FEATURES
+
 TAU = 0.05  # temperature of the contrastive loss
 LR = 0.01
 
@@ -113,7 +115,7 @@ def main() -> None:
     tmp = setup_throwaway()
     try:
         tables = load_tables(args.cache, COLUMNS)
-        cols = list(range(len(FEATURES)))
+        cols = [i for i, f in enumerate(FEATURES) if f in MODEL_FEATURES]
         extra = [len(COLUMNS)]
         runs = {
             "without a dense feature": None,
