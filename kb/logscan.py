@@ -292,7 +292,8 @@ class _Scanner:
         return max(i, start + 1)
 
     def _logged_just_before(self, start: int) -> bool:
-        """Whether the block read last is an error line of a logger's printed right above `start`."""
+        """Whether the block read last is an error line (a logger's, not a symptom) printed on the
+        line right above `start`."""
         if not self.blocks or start == 0:
             return False
         last = self.blocks[-1]
