@@ -80,7 +80,7 @@ class RankerModel:
     meta: dict[str, object] = field(default_factory=dict)
 
     def probability(self, features: dict[str, float]) -> float:
-        z = self.bias + sum(self.weights.get(name, 0.0) * features.get(name, 0.0) for name in FEATURES)
+        z = self.bias + sum(w * features.get(name, 0.0) for name, w in self.weights.items())  # what was fitted
         return _sigmoid(z)
 
     def answer_probability(self, scores: Sequence[float], top: dict[str, float]) -> float:
