@@ -385,9 +385,7 @@ def write_weights(path: Path, tables: list[QueryTable], cols: list[int], c: floa
     print(f"wrote {path}: threshold {fitted.threshold:.4f}, floor {fitted.floor:.4f}")
 
 
-def main() -> None:
-    """1. Triage every query once (or read the cache); 2. grouped CV and its figures;
-    3. optionally the ablation; 4. optionally fit on everything and write the weights."""
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true", help="fit on everything and write triage/ranker_weights.json")
     ap.add_argument("--folds", type=int, default=5)
@@ -409,7 +407,33 @@ def main() -> None:
         action="store_true",
         help="also train the candidate model on reports asked against reports (never judged on them)",
     )
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def print_figures(tables: list[QueryTable], outs: list[Outcome], args: argparse.Namespace) -> None:
+    """The grouped-CV table per set and overall, the CI-log suite, and what was asked for besides."""
+    judged = [t for t in tables if not t.train_only]
+    print(
+        f"grouped {args.folds}-fold CV by problem, mean of {args.repeats} random fold assignments, commit {commit()}, "
+        f"{len(judged)} queries on {len({t.problem for t in judged})} problems"
+        + (f", {len(tables) - len(judged)} report-against-report queries in training" if args.pairs else "")
+    )
+    present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
+    rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]
+    if "pack" in present:
+        rows.append(report("all but pack", [o for o in outs if o.table.set_name != "pack"]))
+    print_table(rows)
+    print_ci_log_agreement()
+    if args.curve:
+        precision_coverage(outs)
+    if args.show:
+        print_misses(outs)
+
+
+def main() -> None:
+    """1. Triage every query once (or read the cache); 2. grouped CV and its figures;
+    3. optionally the ablation; 4. optionally fit on everything and write the weights."""
+    args = parse_args()
     tmp = setup_throwaway()
     try:
         from triage.ranking import WEIGHTS_PATH
@@ -417,22 +441,7 @@ def main() -> None:
         tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs)
         cols = [i for i, f in enumerate(FEATURES) if (f in MODEL_FEATURES or f in args.add) and f not in args.drop]
         outs = grouped_cv(tables, cols, args.C, args.folds, repeats=args.repeats)
-        judged = [t for t in tables if not t.train_only]
-        print(
-            f"grouped {args.folds}-fold CV by problem, mean of {args.repeats} random fold assignments, commit {commit()}, "
-            f"{len(judged)} queries on {len({t.problem for t in judged})} problems"
-            + (f", {len(tables) - len(judged)} report-against-report queries in training" if args.pairs else "")
-        )
-        present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
-        rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]
-        if "pack" in present:
-            rows.append(report("all but pack", [o for o in outs if o.table.set_name != "pack"]))
-        print_table(rows)
-        print_ci_log_agreement()
-        if args.curve:
-            precision_coverage(outs)
-        if args.show:
-            print_misses(outs)
+        print_figures(tables, outs, args)
         if args.ablate:
             ablate(tables, cols, args.C, args.folds, report("all", outs)["answered_right"], args.repeats)
         if args.write:

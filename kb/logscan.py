@@ -193,6 +193,11 @@ class _Scanner:
         return False
 
     def _read_traceback(self, start: int, relation: str) -> int:
+        """1. Walk the frames, their source lines and carets, and wrappers that name the
+        traceback they wrap (RayTaskError(X) with frames below it).
+        2. At the exception line, record the traceback with it; at an exception line that lost
+        its type under the last frame, with that line as its message.
+        3. Cut before either: `_finish_cut` names it as best the paste allows."""
         n = len(self.logical)
         frames: list[Frame] = []
         wrappers: list[str] = []
@@ -243,6 +248,15 @@ class _Scanner:
                 i += 1
                 continue
             break
+        self._finish_cut(start, i, frames, wrappers, last_frame_idx, wrapped)
+        return max(i, start + 1)
+
+    def _finish_cut(
+        self, start: int, i: int, frames: list[Frame], wrappers: list[str], last_frame_idx: int, wrapped: str
+    ) -> None:
+        """A traceback cut before its exception line: named by the `raise X(...)` under its last
+        frame or by the type a wrapper names; else, right under a logger's error line, it is that
+        error's traceback; else it is recorded as truncated (frames only)."""
         end = max(start, i - 1)
         raised = self._raise_statement(last_frame_idx) if frames else None
         if not raised and frames and wrapped:
@@ -289,7 +303,6 @@ class _Scanner:
                     prefix=self.logical[start][2],
                 )
             )
-        return max(i, start + 1)
 
     def _logged_just_before(self, start: int) -> bool:
         """Whether the block read last is an error line (a logger's, not a symptom) printed on the
@@ -479,10 +492,37 @@ class _Scanner:
         )
 
     def _read_line(self, i: int) -> int:
+        """One line outside a traceback, read in order:
+        1. an exception line (also behind a log header), a debugger's or a notebook's report;
+        2. a metrics anomaly, a Python warning with its continuation, an HTTP error;
+        3. unless the line is informational or source code: an error line, by pattern or by the
+        level its logger or CI runner gave it, else a logged warning."""
         t = self.text(i)
         s = t.strip()
         if not s:
             return i + 1
+        after = self._exception_at(i, t, s)
+        if after is not None:
+            return after
+        metric = METRIC_RE.search(t)
+        if metric:
+            self._add_metric(i, metric.group(0))
+            return i + 1
+        wm = WARNING_RE.search(t)
+        if wm:
+            return self._python_warning(i, wm)
+        http = HTTP_ERROR_RE.search(t)
+        if http:
+            self._add_error_line(i, "http_error", s)
+            return i + 1
+        level = self.levels[self.logical[i][0]]
+        quiet = level in ("INFO", "DEBUG", "WARNING") or level in CI_QUIET or bool(QUIET_LINE_RE.match(s))
+        if not (quiet or CODE_LINE_RE.match(t)):
+            self._error_line(i, t, s, level)
+        return i + 1
+
+    def _exception_at(self, i: int, t: str, s: str) -> int | None:
+        """Where reading goes on after the exception that line `i` opens, or None if it opens none."""
         exc = _match_exception(t) if not t.startswith("    ") else None
         if exc and (exc.group("msg") or exc.group("inner")):
             return self._finish_exception(i, i, exc, [], [], "")
@@ -495,38 +535,31 @@ class _Scanner:
         ipy = IPYTHON_HEAD_RE.match(t)
         if ipy:
             return self._ipython_traceback(i, ipy.group("type"))
-        metric = METRIC_RE.search(t)
-        if metric:
-            self._add_metric(i, metric.group(0))
-            return i + 1
-        wm = WARNING_RE.search(t)
-        if wm:
-            end = self._continuation(i, limit=3)
-            msg = " ".join([wm.group("msg")] + [self.text(k).strip() for k in range(i + 1, end)]).strip()
-            self.blocks.append(
-                ErrorBlock(
-                    kind="warning",
-                    exc_type=wm.group("type"),
-                    message=msg,
-                    frames=(),
-                    line_start=self.lineno(i),
-                    line_end=self.lineno(max(i, end - 1)),
-                    prefix=self.logical[i][2],
-                )
+        return None
+
+    def _python_warning(self, i: int, wm: re.Match[str]) -> int:
+        end = self._continuation(i, limit=3)
+        msg = " ".join([wm.group("msg")] + [self.text(k).strip() for k in range(i + 1, end)]).strip()
+        self.blocks.append(
+            ErrorBlock(
+                kind="warning",
+                exc_type=wm.group("type"),
+                message=msg,
+                frames=(),
+                line_start=self.lineno(i),
+                line_end=self.lineno(max(i, end - 1)),
+                prefix=self.logical[i][2],
             )
-            return max(end, i + 1)
-        http = HTTP_ERROR_RE.search(t)
-        if http:
-            self._add_error_line(i, "http_error", s)
-            return i + 1
-        level = self.levels[self.logical[i][0]]
-        quiet = level in ("INFO", "DEBUG", "WARNING") or level in CI_QUIET or bool(QUIET_LINE_RE.match(s))
-        if quiet or CODE_LINE_RE.match(t):
-            return i + 1
+        )
+        return max(end, i + 1)
+
+    def _error_line(self, i: int, t: str, s: str, level: str) -> None:
+        """A line that is neither informational nor code: argparse's error, an error line a
+        pattern names, a line the CI runner or the logger marked as an error, or a logged warning."""
         am = ARGPARSE_RE.match(s)
         if am and not LOG_LINE_RE.match(s):
             self._add_error_line(i, "argparse_error", s)
-            return i + 1
+            return
         # One pass says whether any pattern can match (most lines of a log match none).
         for name, rx in ERROR_LINE_PATTERNS if ANY_ERROR_LINE_RE.search(t) else ():
             m = rx.search(t)
@@ -534,13 +567,13 @@ class _Scanner:
                 if name == "log_error" and re.search(r"\b(?:0 errors?|no errors?|errors?=0)\b", t, re.I):
                     continue
                 self._add_error_line(i, name, s, identity(name, m, s))
-                return i + 1
+                return
         if level == "error":  # the CI runner marked it ("##[error]…", "::error::…")
             self._add_error_line(i, "ci_error", s)
-            return i + 1
+            return
         if level in ("ERROR", "CRITICAL", "FATAL"):  # the logger said so, in words no pattern knows
             self._add_error_line(i, "log_error", s)
-            return i + 1
+            return
         if re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s) or re.search(r"\bWARN(?:ING)?\b", s[:40]):
             self.blocks.append(
                 ErrorBlock(
@@ -553,7 +586,6 @@ class _Scanner:
                     prefix=self.logical[i][2],
                 )
             )
-        return i + 1
 
     def _ipython_traceback(self, i: int, exc_type: str, limit: int = 80) -> int:
         """A notebook's traceback: its cells are not Python frames. When its own closing
