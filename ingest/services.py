@@ -124,71 +124,24 @@ def document_submit(
     if requested_format and requested_format not in FORMATS:
         raise IngestError(f"Unknown format {requested_format!r}; expected one of {', '.join(FORMATS)}.")
     media = _media_dir()
-    digest = hashlib.sha256()
-    size = 0
     # Named after this process, so a restarted one knows the partial files of a dead one.
     fd, tmp_name = tempfile.mkstemp(dir=media, prefix=f".upload-{worker_name().replace(':', '-')}-")
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as out:
-            for chunk in chunks:
-                size += len(chunk)
-                if size > settings.FIXBASE_MAX_UPLOAD_BYTES:
-                    raise IngestError(f"The file is larger than the {settings.FIXBASE_MAX_UPLOAD_BYTES} byte limit.")
-                digest.update(chunk)
-                out.write(chunk)
-        content_hash = digest.hexdigest()
+        content_hash, size = _receive(chunks, fd)
         existing = Document.objects.filter(content_hash=content_hash).first()
         if existing is not None:
             if existing.status == Document.Status.FAILED:
                 Document.objects.filter(pk=existing.pk).update(status=Document.Status.QUEUED, error="")
                 existing.refresh_from_db()
             return Submitted(existing, created=False)
-        try:
-            with open_log(tmp) as fh:
-                head = fh.read(65536)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise IngestError(f"The gzip file is damaged: {exc}.") from exc
-        if not head.strip():
-            raise IngestError("The file is empty.")
-        if looks_binary(head, sniff_encoding(head)):
-            raise IngestError("This looks like a binary file, not a log or a transcript; upload text (or .gz of text).")
+        head = _readable_head(tmp)
         safe_name = filename.replace("\\", "/").rsplit("/", 1)[-1][:200] or "upload.txt"
         stored_name = f"{content_hash[:16]}-{safe_name.removesuffix('.gz')}"
-        secrets = 0
         limit = settings.FIXBASE_MAX_EXPANDED_BYTES
         if _is_gzip(tmp):  # a gzip bomb is refused before it fills the disk
             limit = min(limit, max(64 * 1024**2, settings.FIXBASE_MAX_EXPANSION_RATIO * size))
-        encoding = sniff_encoding(head)
-        original = media / f"{stored_name}.orig"
-        lossy = 0
-        try:
-            with open(media / stored_name, "w", encoding="utf-8") as out_text:
-                out_orig = None  # opened at the first undecodable byte: most uploads never need it
-                for text, count, has_undecodable in _redacted_lines(tmp, encoding, limit):
-                    undecodable = len(UNDECODABLE_RE.findall(text)) if has_undecodable else 0
-                    lossy += undecodable
-                    if undecodable and out_orig is None:
-                        out_text.flush()
-                        out_orig = open(original, "wb")  # noqa: SIM115 - closed below
-                        # What was written so far decoded cleanly: it is the original, re-encoded.
-                        done = (media / stored_name).read_text(encoding="utf-8")
-                        out_orig.write(done.encode(_byte_encoding(encoding), "surrogateescape"))
-                    out_text.write(UNDECODABLE_RE.sub("\ufffd", text) if undecodable else text)
-                    if out_orig is not None:
-                        back = text.translate(_SHOW_UNDECODABLE) if undecodable else text
-                        out_orig.write(back.encode(_byte_encoding(encoding), "surrogateescape"))
-                    secrets += count
-                if out_orig is not None:
-                    out_orig.close()
-        except IngestError:
-            (media / stored_name).unlink(missing_ok=True)
-            original.unlink(missing_ok=True)
-            raise
-        except (OSError, EOFError, zlib.error) as exc:
-            (media / stored_name).unlink(missing_ok=True)
-            original.unlink(missing_ok=True)
-            raise IngestError(f"The file could not be read: {exc}.") from exc
+        secrets, lossy = _write_redacted(tmp, media, stored_name, sniff_encoding(head), limit)
         with transaction.atomic():
             doc = Document.objects.create(
                 filename=safe_name,
@@ -203,6 +156,70 @@ def document_submit(
         return Submitted(doc, created=True)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _receive(chunks: Iterable[bytes], fd: int) -> tuple[str, int]:
+    """Write the upload to the open file `fd`: its SHA-256 and size (over the limit: refused)."""
+    digest = hashlib.sha256()
+    size = 0
+    with os.fdopen(fd, "wb") as out:
+        for chunk in chunks:
+            size += len(chunk)
+            if size > settings.FIXBASE_MAX_UPLOAD_BYTES:
+                raise IngestError(f"The file is larger than the {settings.FIXBASE_MAX_UPLOAD_BYTES} byte limit.")
+            digest.update(chunk)
+            out.write(chunk)
+    return digest.hexdigest(), size
+
+
+def _readable_head(tmp: Path) -> bytes:
+    """The first 64 KiB of the upload as text bytes (gzip opened): refused when damaged, empty or binary."""
+    try:
+        with open_log(tmp) as fh:
+            head = fh.read(65536)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise IngestError(f"The gzip file is damaged: {exc}.") from exc
+    if not head.strip():
+        raise IngestError("The file is empty.")
+    if looks_binary(head, sniff_encoding(head)):
+        raise IngestError("This looks like a binary file, not a log or a transcript; upload text (or .gz of text).")
+    return head
+
+
+def _write_redacted(tmp: Path, media: Path, stored_name: str, encoding: str, limit: int) -> tuple[int, int]:
+    """Write the upload decoded, with secrets redacted, as `stored_name`; from the first byte that
+    does not decode, also the original bytes (redacted) beside it as `.orig`. Returns the secrets
+    redacted and the bytes that did not decode. A refusal or a read error leaves neither file."""
+    original = media / f"{stored_name}.orig"
+    secrets = lossy = 0
+    try:
+        with open(media / stored_name, "w", encoding="utf-8") as out_text:
+            out_orig = None  # opened at the first undecodable byte: most uploads never need it
+            for text, count, has_undecodable in _redacted_lines(tmp, encoding, limit):
+                undecodable = len(UNDECODABLE_RE.findall(text)) if has_undecodable else 0
+                lossy += undecodable
+                if undecodable and out_orig is None:
+                    out_text.flush()
+                    out_orig = open(original, "wb")  # noqa: SIM115 - closed below
+                    # What was written so far decoded cleanly: it is the original, re-encoded.
+                    done = (media / stored_name).read_text(encoding="utf-8")
+                    out_orig.write(done.encode(_byte_encoding(encoding), "surrogateescape"))
+                out_text.write(UNDECODABLE_RE.sub("\ufffd", text) if undecodable else text)
+                if out_orig is not None:
+                    back = text.translate(_SHOW_UNDECODABLE) if undecodable else text
+                    out_orig.write(back.encode(_byte_encoding(encoding), "surrogateescape"))
+                secrets += count
+            if out_orig is not None:
+                out_orig.close()
+    except IngestError:
+        (media / stored_name).unlink(missing_ok=True)
+        original.unlink(missing_ok=True)
+        raise
+    except (OSError, EOFError, zlib.error) as exc:
+        (media / stored_name).unlink(missing_ok=True)
+        original.unlink(missing_ok=True)
+        raise IngestError(f"The file could not be read: {exc}.") from exc
+    return secrets, lossy
 
 
 def document_submit_path(path: Path, requested_format: str = "") -> Submitted:
