@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -21,21 +22,40 @@ def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off")
+
+
 def env_bool(name: str, default: bool = False) -> bool:
+    """A yes/no setting; a value that is neither (a typo such as "ture") stops start-up instead of
+    quietly reading as False."""
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or not value.strip():
         return default
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    word = value.strip().lower()
+    if word not in TRUE_WORDS + FALSE_WORDS:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a yes/no value ({', '.join(TRUE_WORDS + FALSE_WORDS)}).")
+    return word in TRUE_WORDS
 
 
 def env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
-    return int(value) if value else default
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number.") from None
 
 
 def env_float(name: str, default: float) -> float:
     value = os.environ.get(name)
-    return float(value) if value else default
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from None
 
 
 def env_list(name: str, default: str = "") -> list[str]:
