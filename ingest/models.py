@@ -2,9 +2,48 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
+
+
+class DocumentQuerySet(models.QuerySet["Document"]):
+    """A document's status changes, each one conditional UPDATE over the documents selected."""
+
+    def claim(self, worker: str) -> int:
+        """Processing by `worker`, with a heartbeat; a document already done is left alone."""
+        return self.exclude(status=Document.Status.DONE).update(
+            status=Document.Status.PROCESSING, error="", claimed_by=worker, heartbeat_at=timezone.now()
+        )
+
+    def mark_failed(self, error: str) -> int:
+        return self.exclude(status=Document.Status.DONE).update(
+            status=Document.Status.FAILED, error=error[:2000], claimed_by=""
+        )
+
+    def mark_done(self, **counts: Any) -> int:
+        return self.update(status=Document.Status.DONE, claimed_by="", **counts)
+
+    def requeue(self) -> int:
+        return self.update(status=Document.Status.QUEUED, error="", claimed_by="")
+
+    def heartbeat(self, bytes_scanned: int) -> int:
+        return self.update(bytes_scanned=bytes_scanned, heartbeat_at=timezone.now())
+
+    def processing(self) -> DocumentQuerySet:
+        return self.filter(status=Document.Status.PROCESSING)
+
+    def stale(self, before: datetime) -> DocumentQuerySet:
+        """Processing, with no heartbeat since `before`: its worker is likely dead."""
+        return self.processing().filter(heartbeat_at__lt=before)
+
+    def waiting(self, before: datetime) -> DocumentQuerySet:
+        """Queued and untouched since `before`: its task was likely lost."""
+        return self.filter(status=Document.Status.QUEUED, updated_at__lt=before)
 
 
 class Document(models.Model):
@@ -38,6 +77,8 @@ class Document(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DocumentQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

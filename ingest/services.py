@@ -132,7 +132,7 @@ def document_submit(
         existing = Document.objects.filter(content_hash=content_hash).first()
         if existing is not None:
             if existing.status == Document.Status.FAILED:
-                Document.objects.filter(pk=existing.pk).update(status=Document.Status.QUEUED, error="")
+                Document.objects.filter(pk=existing.pk).requeue()
                 existing.refresh_from_db()
             return Submitted(existing, created=False)
         head = _readable_head(tmp)
@@ -233,11 +233,7 @@ def document_submit_path(path: Path, requested_format: str = "") -> Submitted:
 
 def document_claim(document_id: int) -> bool:
     """Mark a document as being processed by this worker; False when it is already done."""
-    return bool(
-        Document.objects.filter(pk=document_id)
-        .exclude(status=Document.Status.DONE)
-        .update(status=Document.Status.PROCESSING, error="", claimed_by=worker_name(), heartbeat_at=timezone.now())
-    )
+    return bool(Document.objects.filter(pk=document_id).claim(worker_name()))
 
 
 ProgressCallback = Callable[[int, int], None]  # (bytes scanned, bytes in all)
@@ -250,7 +246,7 @@ def _progress(document_id: int, total: int, extra: ProgressCallback | None) -> C
     def report(scanned: int) -> None:
         now = timezone.now()
         if now - last[0] >= timedelta(seconds=1):
-            Document.objects.filter(pk=document_id).update(bytes_scanned=scanned, heartbeat_at=now)
+            Document.objects.filter(pk=document_id).heartbeat(scanned)
             last[0] = now
             if extra is not None:
                 extra(scanned, total)
@@ -280,7 +276,7 @@ def document_process(document_id: int, on_progress: ProgressCallback | None = No
     try:
         fmt, candidates = document_parse(doc, on_progress)
     except ParseError as exc:
-        Document.objects.filter(pk=doc.pk).update(status=Document.Status.FAILED, error=str(exc))
+        Document.objects.filter(pk=doc.pk).mark_failed(str(exc))
         doc.refresh_from_db()
         return doc
     Document.objects.filter(pk=doc.pk).update(entries_parsed=len(candidates), bytes_scanned=doc.size)
@@ -303,14 +299,12 @@ def document_process(document_id: int, on_progress: ProgressCallback | None = No
         if locked.status == Document.Status.DONE:
             return locked
         outcome = entries_ingest(items)
-        Document.objects.filter(pk=doc.pk).update(
-            status=Document.Status.DONE,
+        Document.objects.filter(pk=doc.pk).mark_done(
             format=fmt,
             entries_parsed=len(candidates),
             entries_created=len(outcome.created),
             entries_grouped=len(outcome.grouped),
             entries_embedded=outcome.embedded,
-            claimed_by="",
         )
     doc.refresh_from_db()
     logger.info(
@@ -324,9 +318,7 @@ def document_process(document_id: int, on_progress: ProgressCallback | None = No
 
 
 def document_mark_failed(document_id: int, error: str) -> None:
-    Document.objects.filter(pk=document_id).exclude(status=Document.Status.DONE).update(
-        status=Document.Status.FAILED, error=error[:2000], claimed_by=""
-    )
+    Document.objects.filter(pk=document_id).mark_failed(error)
 
 
 def process_alive(claimed_by: str) -> bool:
@@ -348,26 +340,25 @@ def process_alive(claimed_by: str) -> bool:
 def documents_requeue_stale(worker_prefix: str, stale_after: timedelta) -> list[int]:
     """Documents a dead worker left behind: processing with no heartbeat for `stale_after`, or
     claimed by an earlier process on this host (a restarted worker), or queued for that long."""
-    now = timezone.now()
-    stale = Document.objects.filter(status=Document.Status.PROCESSING, heartbeat_at__lt=now - stale_after)
-    mine = Document.objects.filter(
-        status=Document.Status.PROCESSING,
+    before = timezone.now() - stale_after
+    stale = Document.objects.stale(before)
+    mine = Document.objects.processing().filter(
         claimed_by__in=[
             c
-            for c in Document.objects.filter(
-                status=Document.Status.PROCESSING, claimed_by__startswith=worker_prefix
-            ).values_list("claimed_by", flat=True)
+            for c in Document.objects.processing()
+            .filter(claimed_by__startswith=worker_prefix)
+            .values_list("claimed_by", flat=True)
             if not process_alive(c)
         ],
     )
-    waiting = Document.objects.filter(status=Document.Status.QUEUED, updated_at__lt=now - stale_after)
+    waiting = Document.objects.waiting(before)
     ids = sorted(
         set(stale.values_list("pk", flat=True))
         | set(mine.values_list("pk", flat=True))
         | set(waiting.values_list("pk", flat=True))
     )
     if ids:
-        Document.objects.filter(pk__in=ids).update(status=Document.Status.QUEUED, claimed_by="")
+        Document.objects.filter(pk__in=ids).requeue()
     return ids
 
 
