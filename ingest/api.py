@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-from django.db import transaction
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
@@ -13,10 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api_errors import error_response
-from ingest.dispatch import ingest_later
 from ingest.models import Document
 from ingest.parsers import FORMATS
-from ingest.services import IngestError, document_delete, document_submit
+from ingest.services import IngestError, document_delete, document_upload
 
 logger = logging.getLogger("fixbase.ingest")
 
@@ -71,13 +69,11 @@ class DocumentUploadApi(generics.ListAPIView):  # type: ignore[type-arg]
             return error_response(400, msg, {"file": [msg]})
         try:
             fmt = str(request.data.get("format", "")) if isinstance(request.data, dict) else ""
-            submitted = document_submit(upload.name or "upload.txt", upload.chunks(), fmt, uploaded_by=request.user)
+            submitted = document_upload(upload.name or "upload.txt", upload.chunks(), fmt, uploaded_by=request.user)
         except IngestError as exc:
             logger.info("upload refused: %s", exc)
             return error_response(400, str(exc), {"file": [str(exc)]})
         doc = submitted.document
-        if submitted.needs_processing:
-            transaction.on_commit(lambda: ingest_later(doc.pk))
         doc.refresh_from_db()
         body = DocumentOutput(doc, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED if submitted.needs_processing else status.HTTP_200_OK)

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from ingest.dispatch import ingest_later
 from ingest.models import Document
 from ingest.parsers import FORMATS, Candidate, ParseError, decode_document, parse_document
 from ingest.parsers.detect import looks_binary, sniff_encoding
@@ -220,6 +221,18 @@ def _write_redacted(tmp: Path, media: Path, stored_name: str, encoding: str, lim
         original.unlink(missing_ok=True)
         raise IngestError(f"The file could not be read: {exc}.") from exc
     return secrets, lossy
+
+
+def document_upload(
+    filename: str, chunks: Iterable[bytes], requested_format: str = "", uploaded_by: Any = None
+) -> Submitted:
+    """An upload from the page or the API: stored (`document_submit`), then its ingest queued once
+    the request's transaction commits, unless the same content is already done or on its way."""
+    submitted = document_submit(filename, chunks, requested_format, uploaded_by=uploaded_by)
+    if submitted.needs_processing:
+        pk = submitted.document.pk
+        transaction.on_commit(lambda: ingest_later(pk))
+    return submitted
 
 
 def document_submit_path(path: Path, requested_format: str = "") -> Submitted:

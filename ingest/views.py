@@ -5,17 +5,16 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from config.access import public_read
 from config.http import HtmxHttpRequest as HttpRequest
-from ingest.dispatch import ingest_later, resume_abandoned
+from ingest.dispatch import resume_abandoned
 from ingest.models import Document
 from ingest.parsers import FORMATS
-from ingest.services import IngestError, document_submit
+from ingest.services import IngestError, document_upload
 from kb.permissions import editor_required
 from kb.selectors import entries_of_document
 
@@ -34,17 +33,14 @@ def upload_view(request: HttpRequest) -> HttpResponse:
         context["error"] = "Choose a file to upload."
         return render(request, "ingest/upload.html", context, status=400)
     try:
-        submitted = document_submit(
+        submitted = document_upload(
             upload.name or "upload.txt", upload.chunks(), request.POST.get("format", ""), uploaded_by=request.user
         )
     except IngestError as exc:
         logger.info("upload refused: %s", exc)
         context["error"] = str(exc)
         return render(request, "ingest/upload.html", context, status=400)
-    doc = submitted.document
-    if submitted.needs_processing:
-        transaction.on_commit(lambda: ingest_later(doc.pk))
-    return redirect(doc.get_absolute_url())
+    return redirect(submitted.document.get_absolute_url())
 
 
 @public_read

@@ -24,7 +24,7 @@ from kb.models import Entry
 from triage.limits import body_too_large, too_large_message
 from triage.models import TriageRecord
 from triage.presenters import result_as_dict
-from triage.services import feedback_record, triage_log, triage_record
+from triage.services import feedback_record, triage_and_record
 
 logger = logging.getLogger("fixbase.triage")
 CONTEXT_KEYS = ("job", "url", "commit", "framework", "cluster")
@@ -172,8 +172,7 @@ class TriageApi(generics.ListAPIView):  # type: ignore[type-arg]
         data.is_valid(raise_exception=True)
         log, top_k = data.validated_data["log"], data.validated_data["top_k"]
         context = {k: v for k, v in dict(data.validated_data.get("context", {})).items() if k in CONTEXT_KEYS and v}
-        result = triage_log(log, top_k=top_k)
-        record = triage_record(result, "api", user=request.user, context=context, keep_log=True)
+        result, record = triage_and_record(log, "api", user=request.user, top_k=top_k, context=context, keep_log=True)
         body = result_as_dict(result, request.build_absolute_uri)
         body["record_id"] = record.pk
         return Response(body)

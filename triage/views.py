@@ -14,7 +14,8 @@ from kb.models import Entry
 from kb.permissions import can_edit, editor_required
 from kb.services import entry_create_from_paste
 from triage.limits import body_too_large, too_large_message
-from triage.services import feedback_record, trends, triage_log, triage_record
+from triage.selectors import trends
+from triage.services import feedback_record, triage_and_record
 
 logger = logging.getLogger("fixbase.triage")
 
@@ -36,8 +37,7 @@ def paste_view(request: HttpRequest) -> HttpResponse:
     if not log.strip():
         logger.info("paste refused: empty")
         return _render(request, {"error": "The paste is empty: paste a traceback or a log."}, status=400)
-    result = triage_log(log)
-    triage_record(result, "web", user=request.user)
+    result, _ = triage_and_record(log, "web", user=request.user)
     lines = log.splitlines()
     highlights = set(result.matches[0].explanation.highlight_lines) if result.matches else set()
     numbered = [(n, line, n in highlights) for n, line in enumerate(lines, 1)]

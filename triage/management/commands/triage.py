@@ -41,10 +41,9 @@ class Command(BaseCommand):
 
     def _here(self, text: str, top_k: int) -> dict[str, Any]:
         from triage.presenters import result_as_dict
-        from triage.services import triage_log, triage_record
+        from triage.services import triage_and_record
 
-        result = triage_log(text, top_k=top_k)
-        triage_record(result, "cli")
+        result, _ = triage_and_record(text, "cli", top_k=top_k)
         return result_as_dict(result)
 
     def _remote(self, url: str, text: str, opts: dict[str, Any]) -> dict[str, Any]:
