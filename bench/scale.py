@@ -180,7 +180,7 @@ def inner(size: int, recall: bool = True, lexical_sweep: bool = False) -> None:
         visible.append(time.perf_counter() - t)
     # An edit of an entry of the full build (layered, not a rebuild, unless too much changed).
     from kb.services import entry_update
-    from triage.snapshot import get_snapshot
+    from triage.ranking_cache import get_snapshot
 
     built = Entry.objects.order_by("pk").first()
     assert built is not None
@@ -297,7 +297,7 @@ def exact_top5(*query_sets: list[str]) -> list[list[Ranked]]:
 
     from kb.embedding import get_embedder
     from kb.models import Embedding
-    from triage import services, snapshot
+    from triage import ranking_cache, services
 
     embedder = get_embedder()
     rows = Embedding.objects.filter(model_name=embedder.name, dim=embedder.dim).values_list("entry_id", "vector")
@@ -314,14 +314,14 @@ def exact_top5(*query_sets: list[str]) -> list[list[Ranked]]:
             best = np.argpartition(-scores, k - 1)[:k]
             return [(int(id_array[i]), float(scores[i])) for i in best[np.argsort(-scores[best])]]
 
-    snap = snapshot.get_snapshot()
+    snap = ranking_cache.get_snapshot()
     index = services.get_index
-    snapshot._current = replace(snap, corpus=snap.corpus.with_exact(True))
+    ranking_cache._current = replace(snap, corpus=snap.corpus.with_exact(True))
     services.get_index = ExactVectors  # type: ignore[assignment]
     try:
         return [[top5(q) for q in queries] for queries in query_sets]
     finally:
-        snapshot._current, services.get_index = snap, index
+        ranking_cache._current, services.get_index = snap, index
 
 
 def main() -> None:

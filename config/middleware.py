@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
 from config.access import public_read  # noqa: F401 - the marker this middleware reads
-from triage.limits import body_too_large, too_large_message
+from triage.request_limits import body_too_large, too_large_message
 
 # Form posts whose whole body is a paste: refused with the paste page's own message when too big.
 PASTE_URLS = frozenset({"triage:paste", "triage:new_entry"})

@@ -231,7 +231,7 @@ FIXBASE_MASK_HOSTS = env_bool("FIXBASE_MASK_HOSTS", False)  # also mask IPs and 
 FIXBASE_STALE_SECONDS = env_int("FIXBASE_STALE_SECONDS", 120)  # a processing document with no heartbeat
 FIXBASE_MATCH_THRESHOLD = env_float("FIXBASE_MATCH_THRESHOLD", -1.0)  # < 0: use the fitted one
 # Up to this many entries the ranking copy is rebuilt whole after a write (about 0.2 s at 2k); above
-# it what changed is layered on the last full build (triage/snapshot.py).
+# it what changed is layered on the last full build (triage/ranking_cache.py).
 FIXBASE_SYNC_REBUILD_ENTRIES = env_int("FIXBASE_SYNC_REBUILD_ENTRIES", 2_000)
 # A full ranking copy of at least this many entries is saved under DATA_DIR/ranking, so the next
 # process maps it instead of building it (minutes at a million entries).

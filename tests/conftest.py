@@ -31,17 +31,17 @@ def port_open(port: int) -> bool:
 @pytest.fixture(autouse=True)
 def _isolated_kb(settings, tmp_path: Path) -> Iterator[None]:  # type: ignore[no-untyped-def]
     """Each test gets its own index and media folders and the fake embedder, with no caches."""
-    from triage import snapshot
+    from triage import ranking_cache
     from triage.services import ranker_model
 
     settings.FIXBASE_EMBEDDER = "fake"
     settings.FIXBASE_INDEX_DIR = tmp_path / "index"
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.FIXBASE_INGEST_IN_THREAD = False  # tests that need the background thread turn it on
-    snapshot._current = None
+    ranking_cache._current = None
     ranker_model.cache_clear()
     yield
-    snapshot._current = None
+    ranking_cache._current = None
 
 
 @pytest.fixture

@@ -21,9 +21,9 @@ from rest_framework.views import APIView
 from config.api import NulFreeJSONParser
 from config.api_errors import error_response
 from kb.models import Entry
-from triage.limits import body_too_large, too_large_message
 from triage.models import TriageRecord
 from triage.presenters import result_as_dict
+from triage.request_limits import body_too_large, too_large_message
 from triage.services import feedback_record, triage_and_record
 
 logger = logging.getLogger("fixbase.triage")

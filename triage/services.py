@@ -28,8 +28,8 @@ from triage.ranking import (
     rank_candidates,
     too_little_to_match,
 )
+from triage.ranking_cache import Snapshot, get_snapshot
 from triage.selectors import feedback_votes
-from triage.snapshot import Snapshot, get_snapshot
 
 logger = logging.getLogger("fixbase.triage")
 

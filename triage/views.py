@@ -13,7 +13,7 @@ from config.http import HtmxHttpRequest as HttpRequest
 from kb.models import Entry
 from kb.permissions import can_edit, editor_required
 from kb.services import entry_create_from_paste
-from triage.limits import body_too_large, too_large_message
+from triage.request_limits import body_too_large, too_large_message
 from triage.selectors import trends
 from triage.services import feedback_record, triage_and_record
 

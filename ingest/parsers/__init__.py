@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from ingest.parsers.base import Candidate, ParseError
-from ingest.parsers.detect import FORMATS, decode_document, detect_format, parse_document
+from ingest.parsers.registry import FORMATS, decode_document, detect_format, parse_document
 
 __all__ = ["FORMATS", "Candidate", "ParseError", "decode_document", "detect_format", "parse_document"]

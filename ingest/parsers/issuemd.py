@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ingest.parsers.base import Candidate
-from ingest.parsers.common import has_error, title_for
 from ingest.parsers.jsonchat import resolving_comment
+from ingest.parsers.reports import has_error, title_for
 
 # "### @alice commented on Mar 3, 2025", "**alice** commented", "alice commented on 2025-03-03"
 COMMENT_RE = re.compile(

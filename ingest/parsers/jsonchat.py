@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ingest.parsers.base import Candidate, ParseError
-from ingest.parsers.chat import Turn, pair_turns
-from ingest.parsers.common import has_error, title_for
+from ingest.parsers.reports import has_error, title_for
+from ingest.parsers.turns import Turn, pair_turns
 
 MAINTAINER_ROLES = {"OWNER", "MEMBER", "COLLABORATOR"}
 FIX_WORDS_RE = re.compile(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ingest.parsers.base import Candidate
-from ingest.parsers.common import first_line, has_error, title_for
+from ingest.parsers.reports import first_line, has_error, title_for
 
 HEADING_RE = re.compile(r"^#{1,3}\s+(?P<text>\S.*)$")
 

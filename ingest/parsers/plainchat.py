@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ingest.parsers.base import Candidate
-from ingest.parsers.chat import pair_turns, turns_from_markers
+from ingest.parsers.turns import pair_turns, turns_from_markers
 
 MARKER_RE = re.compile(
     r"^\s*(?:\*\*|#{1,3}\s*)?(?P<who>User|Assistant|Human|AI|ChatGPT|Claude|Me|You|用户|助手|我|问|答)"

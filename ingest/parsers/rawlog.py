@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ingest.parsers.base import Candidate
-from ingest.parsers.common import title_for
+from ingest.parsers.reports import title_for
 from ingest.parsers.stream import Window, iter_windows, open_log
 from kb.logscan import scan_log
 from kb.normalize import mask_message

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ingest.parsers.base import Candidate
-from ingest.parsers.chat import pair_turns, turns_from_markers
+from ingest.parsers.turns import pair_turns, turns_from_markers
 
 TURN_RE = re.compile(r"^_\*\*(?P<who>User|Assistant)\b[^*]*\*\*_\s*$")
 ROLES = {"user": "user", "assistant": "assistant"}

@@ -117,7 +117,7 @@ def test_notebook_traceback_with_its_exception_line_reads_that_line():
 
 
 def test_warnings_pasted_in_fences_with_a_complaint_become_a_chat_entry():
-    from ingest.parsers.chat import Turn, pair_turns
+    from ingest.parsers.turns import Turn, pair_turns
 
     user = (
         "```D:\\env\\lib\\site-packages\\transformers\\generation\\configuration_utils.py:362: UserWarning: "

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ingest.parsers.base import Candidate
-from ingest.parsers.common import reports_problem, title_for
+from ingest.parsers.reports import reports_problem, title_for
 
 SEPARATOR_RE = re.compile(r"^\s*---+\s*$")
 

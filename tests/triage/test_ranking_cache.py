@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from django.core.management import call_command
 
 from kb.services import NewEntry, entries_ingest
-from triage import snapshot
+from triage import ranking_cache
 from triage.services import triage_log
 
 
@@ -27,17 +27,17 @@ def test_large_knowledge_base_answers_from_the_previous_copy_while_rebuilding(tr
     from kb.services import entry_update
 
     settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0  # treat this knowledge base as a large one
-    monkeypatch.setattr(snapshot, "LAYER_LIMIT", 0)  # and any change as too many to layer
-    snapshot._current = None
+    monkeypatch.setattr(ranking_cache, "LAYER_LIMIT", 0)  # and any change as too many to layer
+    ranking_cache._current = None
     entries_ingest([probe(0)])
-    first = snapshot.get_snapshot()  # no copy yet: built on the spot
+    first = ranking_cache.get_snapshot()  # no copy yet: built on the spot
     entry_update(Entry.objects.get(title="probe 0"), title="probe 0", remedy_markdown="a better fix")
-    stale = snapshot.get_snapshot()
+    stale = ranking_cache.get_snapshot()
     assert stale is first  # answered at once from the previous copy...
     deadline = time.monotonic() + 30
-    while snapshot.get_snapshot() is first and time.monotonic() < deadline:
+    while ranking_cache.get_snapshot() is first and time.monotonic() < deadline:
         time.sleep(0.05)
-    fresh = snapshot.get_snapshot()
+    fresh = ranking_cache.get_snapshot()
     assert fresh is not first  # ...and the rebuilt copy arrives by itself
     assert triage_log("KeyError: 'snapshot_probe_x'").matches[0].remedy_markdown == "a better fix"
 
@@ -48,12 +48,12 @@ def test_added_entries_are_layered_on_the_full_build_and_rank_as_after_a_rebuild
     from triage.corpus import LayeredCorpus
 
     settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0
-    snapshot._current = None
+    ranking_cache._current = None
     for path in sorted((ROOT / "samples").iterdir()):
         document_process(document_submit_path(path).document.pk)
-    full = snapshot.get_snapshot()
+    full = ranking_cache.get_snapshot()
     entries_ingest([probe(0), probe(1)])
-    layered = snapshot.get_snapshot()  # at once, not in the background
+    layered = ranking_cache.get_snapshot()  # at once, not in the background
     assert isinstance(layered.corpus, LayeredCorpus) and layered.size == full.size + 2
     queries = [
         "KeyError: 'snapshot_probe_y'",
@@ -61,7 +61,7 @@ def test_added_entries_are_layered_on_the_full_build_and_rank_as_after_a_rebuild
         "ValueError: max_tokens must be at least 1, got -12",
     ]
     seen = [[(m.entry_id, m.score) for m in triage_log(q).matches] for q in queries]
-    snapshot._current = None  # a full rebuild of the same knowledge base
+    ranking_cache._current = None  # a full rebuild of the same knowledge base
     rebuilt = [[(m.entry_id, m.score) for m in triage_log(q).matches] for q in queries]
     for got, want in zip(seen, rebuilt, strict=True):
         assert [i for i, _ in got][:2] == [i for i, _ in want][:2]
@@ -78,17 +78,17 @@ def test_edits_merges_and_deletions_of_built_entries_are_layered_and_rank_as_aft
     from triage.corpus import LayeredCorpus
 
     settings.FIXBASE_SYNC_REBUILD_ENTRIES = 0
-    snapshot._current = None
+    ranking_cache._current = None
     for path in sorted((ROOT / "samples").iterdir()):
         document_process(document_submit_path(path).document.pk)
     entries_ingest([probe(0), probe(1), probe(2)])
-    snapshot._current = None
-    full = snapshot.get_snapshot()
+    ranking_cache._current = None
+    full = ranking_cache.get_snapshot()
     edited, merged, deleted = (Entry.objects.get(title=f"probe {k}") for k in range(3))
     entry_update(edited, title="probe 0 renamed zanzibar", remedy_markdown="a better fix")
     entry_merge(edited, merged)
     deleted.delete()
-    layered = snapshot.get_snapshot()  # at once, not in the background
+    layered = ranking_cache.get_snapshot()  # at once, not in the background
     assert isinstance(layered.corpus, LayeredCorpus) and layered.base is full
     assert layered.size == full.size - 2
     assert "zanzibar" in layered.corpus.docs[edited.pk].text_tokens
@@ -102,7 +102,7 @@ def test_edits_merges_and_deletions_of_built_entries_are_layered_and_rank_as_aft
     seen = [[m.entry_id for m in triage_log(q).matches] for q in queries]
     assert all(merged.pk not in ids and deleted.pk not in ids for ids in seen)
     assert seen[0][0] == edited.pk and seen[1][0] == edited.pk  # the merged probe's error finds the target
-    snapshot._current = None  # a full rebuild of the same knowledge base
+    ranking_cache._current = None  # a full rebuild of the same knowledge base
     rebuilt = [[m.entry_id for m in triage_log(q).matches] for q in queries]
     assert [ids[:2] for ids in seen] == [ids[:2] for ids in rebuilt]
 
@@ -117,7 +117,7 @@ def test_a_saved_full_build_is_mapped_by_the_next_process_and_checked_against_th
 
     settings.FIXBASE_RANKING_COPY_DIR = tmp_path / "ranking"
     settings.FIXBASE_SAVE_COPY_ENTRIES = 0  # save even this small build
-    snapshot._current = None
+    ranking_cache._current = None
     for path in sorted((ROOT / "samples").iterdir()):
         document_process(document_submit_path(path).document.pk)
     queries = [
@@ -128,42 +128,42 @@ def test_a_saved_full_build_is_mapped_by_the_next_process_and_checked_against_th
     assert [d.name for d in (tmp_path / "ranking").iterdir()]  # saved beside the index
 
     # A new process (no copy in memory) maps the saved build: nothing is tokenised again.
-    stream = snapshot.entry_records_stream
+    stream = ranking_cache.entry_records_stream
 
     def no_full_build(*args, **kwargs):  # type: ignore[no-untyped-def]
         if not kwargs.keys() & {"after_pk", "pks"}:  # reading every entry: a full build
             raise AssertionError("the saved build should have been used")
         return stream(*args, **kwargs)
 
-    monkeypatch.setattr(snapshot, "entry_records_stream", no_full_build)
-    snapshot._current = None
+    monkeypatch.setattr(ranking_cache, "entry_records_stream", no_full_build)
+    ranking_cache._current = None
     assert [[(m.entry_id, m.score) for m in triage_log(q).matches] for q in queries] == built
-    assert snapshot.get_snapshot().base is not None  # the saved build, with nothing layered yet
+    assert ranking_cache.get_snapshot().base is not None  # the saved build, with nothing layered yet
     monkeypatch.undo()
 
     # Entries added since are layered on it, as in the process that built it.
     entries_ingest([probe(0)])
-    snapshot._current = None
+    ranking_cache._current = None
     assert triage_log("KeyError: 'snapshot_probe_x'").matches[0].title == "probe 0"
-    assert snapshot.get_snapshot().base is not None
+    assert ranking_cache.get_snapshot().base is not None
 
     # An entry of the saved build edited since: layered on it too.
     entry = Entry.objects.get(pk=built[0][0][0])
     entry_update(entry, title="edited since the save", remedy_markdown="fix")
-    snapshot._current = None
-    assert snapshot.get_snapshot().base is not None
+    ranking_cache._current = None
+    assert ranking_cache.get_snapshot().base is not None
     assert triage_log(queries[0]).matches[0].entry_id == entry.pk
 
     # More changes than are worth layering: built again from the database (and saved anew).
-    monkeypatch.setattr(snapshot, "LAYER_LIMIT", 0)
-    snapshot._current = None
-    assert snapshot.get_snapshot().base is None
+    monkeypatch.setattr(ranking_cache, "LAYER_LIMIT", 0)
+    ranking_cache._current = None
+    assert ranking_cache.get_snapshot().base is None
     monkeypatch.undo()
 
     # Rows older than the saved build's (a restored backup): not that database, built again.
     Entry.all_objects.update(updated_at=datetime(2020, 1, 1, tzinfo=UTC))
-    snapshot._current = None
-    assert snapshot.get_snapshot().base is None
+    ranking_cache._current = None
+    assert ranking_cache.get_snapshot().base is None
 
     # rebuild_index drops the saved copy.
     call_command("rebuild_index", stdout=io.StringIO())
