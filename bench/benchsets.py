@@ -55,6 +55,8 @@ class QueryTable:
     qvec: np.ndarray | None = None  # the query's compact-signature embedding
     evecs: np.ndarray | None = None  # candidates × dim: the entries' embeddings
     too_little: bool = False  # triage's rule: never a confident match (no error, hardly a word)
+    qtext: str = ""  # the query's compact signature, the text that is embedded
+    etexts: tuple[str, ...] = ()  # the candidates' compact signatures
     train_only: bool = False  # reports against reports (collect_pairs): training rows, never judged
 
 
@@ -163,9 +165,10 @@ def _triage_all(
 ) -> list[QueryTable]:
     """Triage every query with every candidate kept (never the entries `exclude_of` names for it)."""
     from kb.embedding import get_embedder
+    from kb.models import Entry
     from kb.signature import compact_text
+    from triage.ranking_cache import get_snapshot
     from triage.services import triage_log
-    from triage.snapshot import get_snapshot
 
     out: list[QueryTable] = []
     for set_name, queries in query_sets:
@@ -185,6 +188,7 @@ def _triage_all(
             zero = np.zeros(embedder.dim, dtype=np.float32)
             stored = snap.vectors_of([int(i) for i in ids])
             evecs = np.array([stored.get(int(i), zero) for i in ids], dtype=np.float32)
+            etext_of = dict(Entry.objects.filter(pk__in=[int(i) for i in ids]).values_list("pk", "signature_text"))
             out.append(
                 QueryTable(
                     set_name=set_name,
@@ -201,6 +205,8 @@ def _triage_all(
                     evecs=evecs.reshape(len(ids), embedder.dim),
                     too_little=res.too_little,
                     train_only=exclude_of is not None,
+                    qtext=compact_text(res.signature),
+                    etexts=tuple(etext_of.get(int(i), "") for i in ids),
                 )
             )
     return out
