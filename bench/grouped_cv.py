@@ -258,6 +258,17 @@ def _grouped_cv_once(
     return out
 
 
+def print_runs(
+    tables: list[QueryTable], cols: list[int], runs: dict[str, FoldFeature | None], folds: int, repeats: int
+) -> None:
+    """The grouped-CV table of each run: the shipped candidate model plus what its fold feature adds."""
+    for name, feature in runs.items():
+        outs = grouped_cv(tables, cols, 1.0, folds, feature, repeats=repeats)
+        print(f"{name}:")
+        present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
+        print_table([report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)])
+
+
 def report(name: str, outs: Sequence[Outcome]) -> dict[str, float]:
     known = [o for o in outs if o.table.known]
     unknown = [o for o in outs if not o.table.known]

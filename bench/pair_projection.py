@@ -23,7 +23,7 @@ import shutil
 import numpy as np
 from _django import setup_throwaway
 from benchsets import QueryTable
-from grouped_cv import COLUMNS, FEATURES, SETS, grouped_cv, load_tables, print_table, report
+from grouped_cv import COLUMNS, FEATURES, load_tables, print_runs
 
 from triage.ranking import MODEL_FEATURES
 
@@ -125,13 +125,7 @@ def main() -> None:
                 extra,
             ),
         }
-        for name, feature in runs.items():
-            outs = grouped_cv(tables, cols, 1.0, args.folds, feature, repeats=args.repeats)
-            print(f"{name}:")
-            present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
-            print_table(
-                [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]
-            )
+        print_runs(tables, cols, runs, args.folds, args.repeats)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

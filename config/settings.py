@@ -39,23 +39,21 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number.") from None
+    return int(_env_number(name, default, int, "a whole number"))
 
 
 def env_float(name: str, default: float) -> float:
+    return float(_env_number(name, default, float, "a number"))
+
+
+def _env_number(name: str, default: float, parse: type[int] | type[float], what: str) -> float:
     value = os.environ.get(name)
     if not value:
         return default
     try:
-        return float(value)
+        return parse(value)
     except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from None
+        raise ImproperlyConfigured(f"{name}={value!r} is not {what}.") from None
 
 
 def env_list(name: str, default: str = "") -> list[str]:
