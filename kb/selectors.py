@@ -14,6 +14,8 @@ from kb.models import Entry, KbState, Occurrence
 
 @dataclass(frozen=True)
 class SourceRef:
+    """Where an entry was seen: the file and lines, and the fix given there (a triage match shows it)."""
+
     filename: str
     line_start: int
     line_end: int

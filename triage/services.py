@@ -14,7 +14,7 @@ from kb.embedding import get_embedder
 from kb.logscan import ErrorBlock
 from kb.redact import redact
 from kb.rootcause import RootChoice
-from kb.selectors import EntryRecord, entry_records
+from kb.selectors import EntryRecord, SourceRef, entry_records
 from kb.signature import Signature, compact_text, signature_from_text, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
@@ -37,20 +37,12 @@ DENSE_POOL = 30
 
 
 @dataclass(frozen=True)
-class SourceView:
-    filename: str
-    line_start: int
-    line_end: int
-    remedy_markdown: str = ""  # the fix given where this occurrence was seen
-
-
-@dataclass(frozen=True)
 class Match:
     entry_id: int
     title: str
     score: float
     remedy_markdown: str
-    sources: tuple[SourceView, ...]
+    sources: tuple[SourceRef, ...]  # where the entry was seen, each with the fix given there
     explanation: Explanation
     features: dict[str, float] = field(default_factory=dict)
     framework: str = ""
@@ -166,7 +158,7 @@ def _match(
         title=rec.title,
         score=round(score, 4),
         remedy_markdown=rec.remedy_markdown,
-        sources=tuple(SourceView(s.filename, s.line_start, s.line_end, s.remedy_markdown) for s in rec.sources),
+        sources=rec.sources,
         explanation=explain_match(query, snap.corpus.docs[entry_id], snap.corpus, feats, choice.root, text),
         features={k: round(v, 4) for k, v in feats.items()},
         framework=rec.framework,
