@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.services import document_process, document_submit_path
 from kb.models import Entry
 from tests.conftest import ROOT
+from tests.factories import known_failures
 from triage.models import TriageRecord
 
 
@@ -16,8 +16,7 @@ def client(editor_client):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def kb(db):  # type: ignore[no-untyped-def]
-    for path in sorted((ROOT / "samples").iterdir()):
-        document_process(document_submit_path(path).document.pk)
+    return known_failures()
 
 
 def test_paste_page_works_without_javascript(kb, client):

@@ -7,9 +7,8 @@ from django.test import Client
 from reversion.models import Version
 
 from ingest.models import Document
-from ingest.services import document_process, document_submit_path
 from kb.models import Entry, Merge, Occurrence
-from tests.conftest import ROOT
+from tests.factories import known_failures
 from triage.models import Feedback, TriageRecord
 
 SM120 = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
@@ -18,8 +17,7 @@ ZMQ = "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"
 
 @pytest.fixture
 def kb(db):  # type: ignore[no-untyped-def]
-    for path in sorted((ROOT / "samples").iterdir()):
-        document_process(document_submit_path(path).document.pk)
+    return known_failures()
 
 
 def _sm120() -> Entry:
