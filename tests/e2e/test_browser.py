@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from ingest.services import document_process, document_submit_path
 from kb.models import Entry, Merge
@@ -44,6 +45,10 @@ def browser(live_server):  # type: ignore[no-untyped-def]
         )
         yield browser
         browser.close()
+        # The test's own queries ran while Playwright's greenlet was active, which Django's
+        # context-local connections count as another context with a connection of its own: closed
+        # here, or it would still hold the test database when the suite drops it.
+        connections.close_all()
 
 
 def logged_in(browser, live_server, width: int = 1366):  # type: ignore[no-untyped-def]
