@@ -540,18 +540,23 @@ class _Scanner:
     def _python_warning(self, i: int, wm: re.Match[str]) -> int:
         end = self._continuation(i, limit=3)
         msg = " ".join([wm.group("msg")] + [self.text(k).strip() for k in range(i + 1, end)]).strip()
+        self._add_frameless(i, end, "warning", wm.group("type"), msg)
+        return max(end, i + 1)
+
+    def _add_frameless(self, i: int, end: int, kind: str, exc_type: str, message: str) -> None:
+        """A block without frames from line `i` up to (not including) `end`: its message may go on
+        below its first line."""
         self.blocks.append(
             ErrorBlock(
-                kind="warning",
-                exc_type=wm.group("type"),
-                message=msg,
+                kind=kind,
+                exc_type=exc_type,
+                message=message,
                 frames=(),
                 line_start=self.lineno(i),
                 line_end=self.lineno(max(i, end - 1)),
                 prefix=self.logical[i][2],
             )
         )
-        return max(end, i + 1)
 
     def _error_line(self, i: int, t: str, s: str, level: str) -> None:
         """A line that is neither informational nor code: argparse's error, an error line a
@@ -575,17 +580,7 @@ class _Scanner:
             self._add_error_line(i, "log_error", s)
             return
         if re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s) or re.search(r"\bWARN(?:ING)?\b", s[:40]):
-            self.blocks.append(
-                ErrorBlock(
-                    kind="warning",
-                    exc_type="",
-                    message=s,
-                    frames=(),
-                    line_start=self.lineno(i),
-                    line_end=self.lineno(i),
-                    prefix=self.logical[i][2],
-                )
-            )
+            self._add_frameless(i, i + 1, "warning", "", s)
 
     def _ipython_traceback(self, i: int, exc_type: str, limit: int = 80) -> int:
         """A notebook's traceback: its cells are not Python frames. When its own closing
@@ -622,17 +617,7 @@ class _Scanner:
         """ "Exception has occurred: ValueError" with the message on the lines below it."""
         end = self._continuation(i)
         message = " ".join(self.text(k).strip() for k in range(i + 1, end)).strip()
-        self.blocks.append(
-            ErrorBlock(
-                kind="exception_line",
-                exc_type=exc_type,
-                message=message,
-                frames=(),
-                line_start=self.lineno(i),
-                line_end=self.lineno(max(i, end - 1)),
-                prefix=self.logical[i][2],
-            )
-        )
+        self._add_frameless(i, end, "exception_line", exc_type, message)
         return max(end, i + 1)
 
     def _add_error_line(self, i: int, pattern: str, text: str, message: str = "") -> None:
