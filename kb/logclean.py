@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kb.logpatterns import ANSI_RE, PREFIX_RES, TB_HEAD_RE, TQDM_RE
+from kb.logpatterns import ANSI_RE, DISPLAY_NOISE_RE, PREFIX_RES, TB_HEAD_RE, TQDM_RE
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,11 @@ def clean_line(raw: str) -> CleanLine:
     if "```" in text:  # a markdown fence closed (or opened) on the error's own line
         text = FENCE_TAIL_RE.sub("", text)
     return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
+
+
+def for_display(text: str) -> str:
+    """An error line as a title shows it: without progress bars of any width or a logger's header."""
+    return DISPLAY_NOISE_RE.sub(" ", text).strip() if ("%|" in text or ">>" in text) else text
 
 
 JSON_MESSAGE_KEYS = ("msg", "message", "error", "err", "event")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kb.logclean import clean_line
+from kb.logclean import clean_line, for_display
 from kb.logpatterns import CODE_LINE_RE, LOG_LINE_RE
 from kb.logscan import scan_log
 from kb.normalize import strip_boilerplate
@@ -68,7 +68,7 @@ def title_for(text: str, fallback: str = "") -> str:
         frame = root.frames[-1]
         return _shorten(fallback or f"Traceback in {frame.function} ({frame.path.rsplit('/', 1)[-1]})")
     head = root.exc_type.rsplit(".", 1)[-1] if root.exc_type else ""
-    message = strip_boilerplate(root.message)
+    message = for_display(strip_boilerplate(root.message))
     return _shorten(f"{head}: {message}" if head else message)
 
 

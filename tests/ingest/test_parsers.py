@@ -5,6 +5,7 @@ import json
 import pytest
 
 from ingest.parsers import ParseError, decode_document, detect_format, parse_document
+from ingest.parsers.reports import title_for
 from tests.conftest import NOTES_SAMPLE, SHARED, SM120_SAMPLE, shared_sample
 from tests.golden import GOLDEN_INPUTS, golden_path, parse_for_golden
 
@@ -83,3 +84,15 @@ def test_binary_and_empty_files_are_refused_with_a_reason():
 def test_gbk_and_latin1_logs_decode():
     assert "显存不足" in decode_document("# 显存不足\nRuntimeError: x\n".encode("gbk"))
     assert decode_document("caf\xe9 RuntimeError".encode("latin-1")).startswith("caf")
+
+
+def test_a_title_leaves_out_a_wide_progress_bar_and_the_loggers_header():
+    # A real paste (public thread, LoRA + gradient checkpointing): a 260-column terminal drew the
+    # bar, and transformers' logger printed its warning on the bar's line.
+    bar = "  0%|" + " " * 260 + "| 0/1540 [00:00<?, ?it/s]"
+    line = "[WARNING|logging.py:305] 2023-10-19 09:44:55,318 >> `use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`..."
+    warning = "/usr/local/lib/python3.10/site-packages/torch/utils/checkpoint.py:31: UserWarning: None of the inputs have requires_grad=True. Gradients will be None"
+
+    assert title_for(f"{bar}{line}\n{warning}\n") == (
+        "`use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`..."
+    )
