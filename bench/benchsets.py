@@ -35,6 +35,16 @@ RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
         [BENCH / "train" / "spans.json", BENCH / "dev" / "spans.json", BENCH / "samples-spans.json"],
         [("train", BENCH / "train" / "queries.jsonl"), ("train-long", BENCH / "train-long" / "queries.jsonl")],
     ),
+    # dev's queries against train's knowledge base (5x the entries, dev's own among them): how a
+    # model fitted on one wave of problems carries over to another, in a larger knowledge base.
+    "dev-in-train": (
+        [BENCH / "train" / "corpus", BENCH / "dev" / "corpus", SAMPLES],
+        [BENCH / "train" / "spans.json", BENCH / "dev" / "spans.json", BENCH / "samples-spans.json"],
+        [
+            ("dev@train-kb", BENCH / "dev" / "queries.jsonl"),
+            ("dev-long@train-kb", BENCH / "dev-long" / "queries.jsonl"),
+        ],
+    ),
 }
 
 
