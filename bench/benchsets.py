@@ -80,12 +80,12 @@ def _spans(span_files: list[Path]) -> dict[str, list[tuple[int, int, str]]]:
 
 def _reset_kb() -> None:
     from ingest.models import Document
-    from kb.models import Entry
-    from kb.services import index_rebuild, kb_version_bump
+    from kb.models import Entry, KbState
+    from kb.services import index_rebuild
 
     Entry.objects.all().delete()
     Document.objects.all().delete()
-    kb_version_bump()
+    KbState.bump()
     index_rebuild()
 
 

@@ -191,10 +191,10 @@ def inner(size: int, recall: bool = True, lexical_sweep: bool = False) -> None:
     layered = get_snapshot().base is not None
     # A deletion of a built entry: the first triage after it compares pks (one read of the column);
     # the next write's does not.
-    from kb.services import kb_version_bump
+    from kb.models import KbState
 
     Entry.objects.order_by("pk")[1].delete()  # (the product never deletes an entry: merges hide one)
-    kb_version_bump()
+    KbState.bump()
     t = time.perf_counter()
     triage_log(queries[2])
     delete_ms = (time.perf_counter() - t) * 1000

@@ -100,6 +100,14 @@ class KbState(models.Model):
 
     version = models.PositiveBigIntegerField(default=0)
 
+    @classmethod
+    def bump(cls) -> None:
+        """One more version; inside a transaction it also locks the row until commit, which
+        serialises concurrent ingests."""
+        updated = cls.objects.filter(pk=1).update(version=models.F("version") + 1)
+        if not updated:
+            cls.objects.get_or_create(pk=1, defaults={"version": 1})
+
 
 class Merge(models.Model):
     """One merge of `source` into `target`, with what is needed to undo it."""

@@ -84,8 +84,8 @@ def pack_load(pack_dir: Path = PACK_DIR) -> LoadOutcome:
     """Create the pack's entries that are missing, update those a newer pack changed (unless the
     team edited them since: their title and remedy stay, their references are refreshed), and
     leave everything else alone. Nothing is grouped with a team entry."""
-    from kb.models import Entry
-    from kb.services import NewEntry, entries_create_separate, entry_problem_replace, kb_version_bump
+    from kb.models import Entry, KbState
+    from kb.services import NewEntry, entries_create_separate, entry_problem_replace
 
     version = pack_version(pack_dir)
     existing = {e.pack_id: e for e in Entry.all_objects.filter(origin="pack")}
@@ -120,7 +120,7 @@ def pack_load(pack_dir: Path = PACK_DIR) -> LoadOutcome:
             entry.save()
             if not edited and entry.problem_excerpt != log[:20000]:
                 entry_problem_replace(entry, log)
-            kb_version_bump()
+            KbState.bump()
     if new_items:
         made = entries_create_separate([item for _, item in new_items])
         for (p, _), entry in zip(new_items, made, strict=True):
@@ -137,7 +137,7 @@ def pack_load(pack_dir: Path = PACK_DIR) -> LoadOutcome:
         Entry.objects.bulk_update(
             made, ["origin", "pack_id", "pack_version", "references", "pack_meta", "pack_hash"], batch_size=500
         )
-        kb_version_bump()
+        KbState.bump()
         created = len(made)
     return LoadOutcome(version, created, updated, kept, unchanged)
 
