@@ -1,7 +1,7 @@
 """The patterns log scanning recognises: prefixes, traceback parts, error lines, symptoms, metrics.
 
 Pure data (compiled regular expressions and tables) plus the metrics-anomaly rule, so that
-`kb.logscan` holds only the scanning logic.
+`kb.logscan` and its readers hold only the scanning logic.
 """
 
 from __future__ import annotations
@@ -244,6 +244,9 @@ WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", 
 QUIET_LINE_RE = re.compile(
     r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: (?!ERROR\b(?!.*\bretrying\b))|[✓✔√] )"
 )
+# Line levels set by CI markers (GitHub Actions' "##[group]", "::error::"...): lowercase.
+CI_MARKS = frozenset({"error", "warning", "notice", "debug", "group", "endgroup", "command", "section"})
+CI_QUIET = frozenset({"notice", "debug", "group", "endgroup", "command", "section"})
 # The line Ray puts where a wrapped exception's message would be: "ray::TaskRunner.run() (pid=…, ip=…)".
 RAY_TASK_HEADER_RE = re.compile(r"^\s*ray::[\w.]+\(\)\s*(?:\(pid=.*\))?\s*$")
 # A debugger's report of an exception (VS Code in English and Chinese): the type, then its message below.

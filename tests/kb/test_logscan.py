@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from kb.logclean import clean_line
-from kb.logscan import metric_anomaly, scan_log
+from kb.logpatterns import metric_anomaly
+from kb.logscan import scan_log
 
 RAY_WRAPPED = """\
 Error executing job with overrides: ['trainer.n_gpus_per_node=1']
@@ -151,8 +152,8 @@ def test_a_markdown_fence_on_the_error_line_is_not_part_of_the_message():
 
 
 def test_exception_after_a_log_header_reads_text_with_leading_spaces():
-    from kb.logscan import _exception_after_header
+    from kb.exceptionlines import exception_after_header
 
-    exc = _exception_after_header("   12:00:00 ERROR ValueError: reward is NaN")
+    exc = exception_after_header("   12:00:00 ERROR ValueError: reward is NaN")
     assert exc is not None and exc.group("type") == "ValueError"
-    assert _exception_after_header("   ") is None
+    assert exception_after_header("   ") is None

@@ -1,0 +1,214 @@
+"""Lines read outside a traceback: an exception line on its own (also a debugger's or a notebook's
+report), a metrics anomaly, a Python warning with its continuation, an HTTP error, and the error
+lines named by a pattern or by the level a logger or CI runner gave them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kb.errorblock import ErrorBlock
+from kb.exceptionlines import continuation, exception_after_header, finish_exception, is_symptom, match_exception
+from kb.logpatterns import (
+    ARGPARSE_RE,
+    CI_QUIET,
+    CODE_LINE_RE,
+    DEBUGGER_EXC_RE,
+    ERROR_LINE_PATTERNS,
+    HTTP_ERROR_RE,
+    IPYTHON_HEAD_RE,
+    LOG_LINE_RE,
+    METRIC_DESCRIPTIONS,
+    METRIC_KEYS,
+    METRIC_KV_RE,
+    METRIC_RE,
+    QUIET_LINE_RE,
+    WARNING_RE,
+    metric_anomaly,
+)
+from kb.scanstate import ScanState
+from kb.tracebacks import ipython_traceback
+from kb.trigger_search import compile_trigger
+
+
+def read_line(scan: ScanState, i: int) -> int:
+    """One line outside a traceback, read in order:
+    1. an exception line (also behind a log header), a debugger's or a notebook's report;
+    2. a metrics anomaly, a Python warning with its continuation, an HTTP error;
+    3. unless the line is informational or source code: an error line, by pattern or by the
+    level its logger or CI runner gave it, else a logged warning."""
+    t = scan.text(i)
+    s = t.strip()
+    if not s:
+        return i + 1
+    after = _exception_at(scan, i, t, s)
+    if after is not None:
+        return after
+    metric = METRIC_RE.search(t)
+    if metric:
+        _add_metric(scan, i, metric.group(0))
+        return i + 1
+    wm = WARNING_RE.search(t)
+    if wm:
+        return _python_warning(scan, i, wm)
+    http = HTTP_ERROR_RE.search(t)
+    if http:
+        _add_error_line(scan, i, "http_error", s)
+        return i + 1
+    level = scan.levels[scan.logical[i][0]]
+    quiet = level in ("INFO", "DEBUG", "WARNING") or level in CI_QUIET or bool(QUIET_LINE_RE.match(s))
+    if not (quiet or CODE_LINE_RE.match(t)):
+        _error_line(scan, i, t, s, level)
+    return i + 1
+
+
+def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
+    """Where reading goes on after the exception that line `i` opens, or None if it opens none."""
+    exc = match_exception(t) if not t.startswith("    ") else None
+    if exc and (exc.group("msg") or exc.group("inner")):
+        return finish_exception(scan, i, i, exc, [], [], "")
+    exc = exception_after_header(s)
+    if exc:
+        return finish_exception(scan, i, i, exc, [], [], "")
+    dbg = DEBUGGER_EXC_RE.match(t)
+    if dbg:
+        return _debugger_exception(scan, i, dbg.group("type"))
+    ipy = IPYTHON_HEAD_RE.match(t)
+    if ipy:
+        return ipython_traceback(scan, i, ipy.group("type"))
+    return None
+
+
+def _python_warning(scan: ScanState, i: int, wm: re.Match[str]) -> int:
+    end = continuation(scan, i, limit=3)
+    msg = " ".join([wm.group("msg")] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
+    _add_frameless(scan, i, end, "warning", wm.group("type"), msg)
+    return max(end, i + 1)
+
+
+def _add_frameless(scan: ScanState, i: int, end: int, kind: str, exc_type: str, message: str) -> None:
+    """A block without frames from line `i` up to (not including) `end`: its message may go on
+    below its first line."""
+    scan.blocks.append(
+        ErrorBlock(
+            kind=kind,
+            exc_type=exc_type,
+            message=message,
+            frames=(),
+            line_start=scan.lineno(i),
+            line_end=scan.lineno(max(i, end - 1)),
+            prefix=scan.logical[i][2],
+        )
+    )
+
+
+def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:
+    """A line that is neither informational nor code: argparse's error, an error line a
+    pattern names, a line the CI runner or the logger marked as an error, or a logged warning."""
+    am = ARGPARSE_RE.match(s)
+    if am and not LOG_LINE_RE.match(s):
+        _add_error_line(scan, i, "argparse_error", s)
+        return
+    # One pass says whether any pattern can match (most lines of a log match none).
+    for name, rx in ERROR_LINE_PATTERNS if ANY_ERROR_LINE_RE.search(t) else ():
+        m = rx.search(t)
+        if m:
+            if name == "log_error" and re.search(r"\b(?:0 errors?|no errors?|errors?=0)\b", t, re.I):
+                continue
+            _add_error_line(scan, i, name, s, identity(name, m, s))
+            return
+    if level == "error":  # the CI runner marked it ("##[error]…", "::error::…")
+        _add_error_line(scan, i, "ci_error", s)
+        return
+    if level in ("ERROR", "CRITICAL", "FATAL"):  # the logger said so, in words no pattern knows
+        _add_error_line(scan, i, "log_error", s)
+        return
+    if re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s) or re.search(r"\bWARN(?:ING)?\b", s[:40]):
+        _add_frameless(scan, i, i + 1, "warning", "", s)
+
+
+def _debugger_exception(scan: ScanState, i: int, exc_type: str) -> int:
+    """ "Exception has occurred: ValueError" with the message on the lines below it."""
+    end = continuation(scan, i)
+    message = " ".join(scan.text(k).strip() for k in range(i + 1, end)).strip()
+    _add_frameless(scan, i, end, "exception_line", exc_type, message)
+    return max(end, i + 1)
+
+
+def _add_error_line(scan: ScanState, i: int, pattern: str, text: str, message: str = "") -> None:
+    scan.blocks.append(
+        ErrorBlock(
+            kind="error_line",
+            exc_type="",
+            message=message or text,
+            frames=(),
+            line_start=scan.lineno(i),
+            line_end=scan.lineno(i),
+            pattern=pattern,
+            symptom=is_symptom(text) or pattern in SYMPTOM_PATTERNS,
+            prefix=scan.logical[i][2],
+        )
+    )
+
+
+def _add_metric(scan: ScanState, i: int, text: str) -> None:
+    values: dict[str, float] = {}
+    for m in METRIC_KV_RE.finditer(text):
+        try:
+            values[m.group("key")] = float(m.group("val"))
+        except ValueError:
+            continue
+    pattern = metric_anomaly(values)
+    if not pattern:
+        return
+    shown = ", ".join(f"{k} {values[k]:g}" for k in METRIC_KEYS.get(pattern, ()) if k in values)
+    scan.blocks.append(
+        ErrorBlock(
+            kind="metric",
+            exc_type="",
+            message=f"{METRIC_DESCRIPTIONS[pattern]} ({shown})",
+            frames=(),
+            line_start=scan.lineno(i),
+            line_end=scan.lineno(i),
+            pattern=pattern,
+            metrics=tuple(sorted(values.items())),
+            prefix=scan.logical[i][2],
+        )
+    )
+
+
+def identity(pattern: str, m: re.Match[str], text: str) -> str:
+    """What names the same failure next time, for the kinds where the whole line would not: a
+    test by its id (its path kept as a dotted module, so masking does not erase it), a compiler
+    diagnostic without the build machine's directories and the line and column."""
+    groups = m.groupdict()
+    if pattern == "test_failed" and groups.get("test"):
+        test = groups["test"].replace("/", ".")
+        if groups.get("cls"):
+            test = f"{groups['cls']}.{test}"
+        msg = (groups.get("msg") or "").strip()
+        return f"{test} - {msg}" if msg else test
+    if pattern == "compiler_error":
+        return re.sub(r"^\S*?([^/\\\s]+?)(?::\d+(?::\d+)?|\(\d+\)): ", r"\1: ", text)
+    return ""
+
+
+# Error lines that report that something else failed: a step's exit code, a build tool giving up,
+# a generic log error. They rank below the error that explains them.
+SYMPTOM_PATTERNS = frozenset({"http_error", "log_error", "error_phrase", "build_failed", "exit_code"})
+
+
+def _any_error_line() -> Any:
+    """Every error-line pattern in one regular expression, for a yes/no answer in one pass (RE2's
+    DFA when installed: a line that matches none of 30 patterns is rejected in one scan instead
+    of 30). Group names are dropped and a lookahead widened, so it can only say yes more often
+    than the patterns themselves, which the check allows."""
+    parts = []
+    for _, rx in ERROR_LINE_PATTERNS:
+        body = re.sub(r"\(\?P<\w+>", "(?:", rx.pattern).replace("(?=\\w)", "")
+        parts.append(f"(?i:{body})" if rx.flags & re.I else f"(?:{body})")
+    return compile_trigger("|".join(parts))
+
+
+ANY_ERROR_LINE_RE = _any_error_line()

@@ -1,0 +1,162 @@
+"""Exception lines: `Type: message` (also quoted in prose, or behind a log header of unknown format),
+the lines below it that continue its message, and the block it records, whether it ends a
+traceback or stands on its own.
+
+Shared by the traceback readers (`kb.tracebacks`) and the single-line readers (`kb.errorlines`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kb.errorblock import ErrorBlock, Frame
+from kb.logpatterns import (
+    CHAIN_CAUSE_RE,
+    CHAIN_DURING_RE,
+    CI_MARKS,
+    ERROR_LINE_PATTERNS,
+    EXC_RE,
+    FRAME_RE,
+    LOG_HEADER_END_RE,
+    LOG_HEADER_MARK_RE,
+    LOG_HEADER_TOKENS,
+    LOG_LINE_RE,
+    RAY_TASK_HEADER_RE,
+    SHELL_LINE_RE,
+    STAMP_RE,
+    SYMPTOM_RES,
+    TB_HEAD_RE,
+    TQDM_RE,
+    WRAPPER_TYPES,
+)
+from kb.scanstate import ScanState
+
+
+def match_exception(text: str) -> re.Match[str] | None:
+    stripped = text.strip()
+    if stripped[:1] in ('"', "'") and stripped[1:2].isupper():
+        # an error quoted in a report: "ValueError: The model did not return a loss ..."
+        stripped = stripped[1:].removesuffix(stripped[0]).rstrip()
+    m = EXC_RE.match(stripped)
+    if not m:
+        return None
+    bare = m.group("colon") is None and m.group("inner") is None
+    # A bare name only counts when it is an unmistakable exception class.
+    if bare and (not re.search(r"(?:Error|Exception|Interrupt|Exit)$", m.group("type")) or " " in stripped):
+        return None
+    return m
+
+
+def exception_after_header(text: str) -> re.Match[str] | None:
+    """An exception line behind a log header the prefixes do not know: a clock time or a level
+    word within the first few tokens, then `Type: message`."""
+    if not LOG_HEADER_MARK_RE.search(text[:120]):
+        return None
+    for m in re.finditer(r"\s+", text[:200]):
+        words = text[: m.start()].split()
+        if len(words) > LOG_HEADER_TOKENS:
+            return None
+        if not words or not LOG_HEADER_MARK_RE.search(text[: m.start()]) or not LOG_HEADER_END_RE.search(words[-1]):
+            continue
+        exc = match_exception(text[m.end() :])
+        if exc and exc.group("msg"):
+            return exc
+    return None
+
+
+def is_symptom(text: str) -> bool:
+    return any(rx.search(text) for rx in SYMPTOM_RES)
+
+
+def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
+    """Index after the message lines that continue an exception line at `i`."""
+    n = len(scan.logical)
+    j = i + 1
+    while j < n and j <= i + limit:
+        t = scan.text(j)
+        s = t.strip()
+        if not s or scan.levels[scan.logical[j][0]] in ("INFO", "DEBUG"):
+            break  # a logger's INFO line (its prefix taken off) is not part of the message
+        if scan.levels[scan.logical[j][0]].lower() in CI_MARKS or s.startswith(("error:", "ERROR:", "note:")):
+            break  # a CI runner's marker line, or a tool's next diagnostic
+        if re.match(r"""^['"][\w./\-]+['"]\s*:""", s):
+            break  # a line of a printed config
+        if s == "[end of output]":
+            break  # pip's frame around a failed build step's output
+        if STAMP_RE.search(scan.logical[j][2]) and not STAMP_RE.search(scan.logical[i][2]):
+            break  # a stamped log line after an unstamped exception line
+        if (
+            TB_HEAD_RE.match(t)
+            or FRAME_RE.match(t)
+            or CHAIN_CAUSE_RE.match(t)
+            or CHAIN_DURING_RE.match(t)
+            or LOG_LINE_RE.match(s)
+            or match_exception(t)
+            or s.startswith("Set the environment variable HYDRA_FULL_ERROR")
+            or SHELL_LINE_RE.match(s)
+            or s.startswith(("{'", '{"', "```"))
+            or TQDM_RE.search(s)
+        ):
+            break
+        if is_symptom(t) or any(
+            rx.search(t)
+            for name, rx in ERROR_LINE_PATTERNS
+            if name not in ("cuda_error", "log_error", "error_phrase", "state_dict_mismatch")
+        ):
+            break
+        j += 1
+    return j
+
+
+def finish_exception(
+    scan: ScanState,
+    start: int,
+    i: int,
+    exc: re.Match[str],
+    frames: list[Frame],
+    wrappers: list[str],
+    relation: str,
+) -> int:
+    end = continuation(scan, i)
+    message = " ".join([exc.group("msg") or ""] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
+    exc_type = exc.group("type")
+    inner = exc.group("inner")
+    if inner and exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES:
+        wrappers.append(exc_type.rsplit(".", 1)[-1])
+        exc_type = inner
+        if RAY_TASK_HEADER_RE.match(message):
+            message = ""  # where the task ran, not what failed (the paste was cut before that)
+    symptom = is_symptom(scan.text(i)) or exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES
+    add_exception(scan, start, end, exc_type, message, frames, wrappers, relation, symptom)
+    return end
+
+
+def add_exception(
+    scan: ScanState,
+    start: int,
+    end: int,
+    exc_type: str,
+    message: str,
+    frames: list[Frame],
+    wrappers: list[str],
+    relation: str,
+    symptom: bool,
+) -> None:
+    """Record an exception read from line `start` to before `end`, chained to the block
+    before it when `relation` says so."""
+    chain_prev = len(scan.blocks) - 1 if relation and scan.blocks else None
+    scan.blocks.append(
+        ErrorBlock(
+            kind="traceback" if frames else "exception_line",
+            exc_type=exc_type,
+            message=message,
+            frames=tuple(frames),
+            line_start=scan.lineno(start),
+            line_end=scan.lineno(end - 1),
+            wrappers=tuple(wrappers),
+            chain_prev=chain_prev,
+            chain_relation=relation if chain_prev is not None else "",
+            symptom=symptom,
+            prefix=scan.logical[start][2],
+        )
+    )
