@@ -16,6 +16,7 @@ logger = logging.getLogger("fixbase.kb")
 
 
 def index_add(ids: list[int], vectors: np.ndarray) -> None:
+    """Add or replace vectors in the FAISS index; an index of another model or size is rebuilt."""
     embedder = get_embedder()
     if get_index().upsert(ids, vectors, embedder.name, embedder.dim) is None:
         index_rebuild(embed_missing=False)
@@ -26,6 +27,7 @@ def _sha1(text: str) -> str:
 
 
 def embedding_new(entry: Entry, vector: np.ndarray) -> Embedding:
+    """An unsaved vector row for `entry` (ingest creates them in bulk)."""
     embedder = get_embedder()
     return Embedding(
         entry=entry,
