@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,10 @@ class PackEntry:
     @property
     def remedy_markdown(self) -> str:
         versions = f"\n\n**Versions.** {self.versions}" if self.versions.strip() else ""
-        return f"**Cause.** {self.cause.strip()}\n\n**Fix.** {self.fix.strip()}{versions}"
+        fix = self.fix.strip()
+        # A fix that is a list goes under its label, or the items would run into the label's line.
+        sep = "\n\n" if re.match(r"(?:[-*+]|\d{1,3}[.)])\s", fix) else " "
+        return f"**Cause.** {self.cause.strip()}\n\n**Fix.**{sep}{fix}{versions}"
 
 
 @dataclass(frozen=True)
