@@ -24,7 +24,7 @@ from kb.models import Entry
 from triage.models import TriageRecord
 from triage.presenters import result_as_dict
 from triage.request_limits import body_too_large, too_large_message
-from triage.services import feedback_record, triage_and_record
+from triage.services import FeedbackRefused, feedback_on_triage, triage_and_record
 
 logger = logging.getLogger("fixbase.triage")
 CONTEXT_KEYS = ("job", "url", "commit", "framework", "cluster")
@@ -196,10 +196,13 @@ class FeedbackApi(APIView):
         record = get_object_or_404(TriageRecord, pk=pk)
         data = FeedbackInput(data=request.data)
         data.is_valid(raise_exception=True)
-        entry = Entry.objects.filter(pk=data.validated_data["entry_id"]).first()
-        if entry is None:
+        try:
+            feedback_on_triage(request.user, record, data.validated_data["entry_id"], data.validated_data["helpful"])
+        except FeedbackRefused as exc:
+            logger.info("feedback refused: entry %s not shown by triage %s", data.validated_data["entry_id"], pk)
+            return error_response(400, str(exc), {"entry_id": [str(exc)]})
+        except Entry.DoesNotExist:
             return error_response(404, "No such entry.")
-        feedback_record(request.user, entry, record.fingerprint, data.validated_data["helpful"])
         return Response(data.validated_data)
 
 

@@ -21,6 +21,8 @@ class TriageRecord(models.Model):
     top_score = models.FloatField(null=True, blank=True)
     fingerprint = models.CharField(max_length=32, db_index=True)
     headline = models.CharField(max_length=300)
+    # The entries this triage showed, best first: feedback is taken on these only.
+    entry_ids = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -199,6 +199,27 @@ def feedback_record(user: Any, entry: Any, fingerprint: str, helpful: bool) -> N
     Feedback.objects.update_or_create(user=user, entry=entry, fingerprint=fingerprint, defaults={"helpful": helpful})
 
 
+class FeedbackRefused(ValueError):
+    """A vote on an entry the triage did not show."""
+
+
+def feedback_on_triage(user: Any, record: Any, entry_id: int, helpful: bool) -> Any:
+    """A vote on one of the entries a triage showed, for that triage's failure (its fingerprint).
+
+    Votes re-rank every later triage of the same failure, so an entry the triage never showed
+    is refused: otherwise one click could push any entry onto a failure it has nothing to do with.
+    Returns the entry; raises FeedbackRefused, or Entry.DoesNotExist when it is gone.
+    """
+    from kb.models import Entry
+
+    shown = record.entry_ids or ([record.top_entry_id] if record.top_entry_id else [])
+    if entry_id not in shown:
+        raise FeedbackRefused("That entry was not among this triage's results.")
+    entry = Entry.objects.get(pk=entry_id)
+    feedback_record(user, entry, record.fingerprint, helpful)
+    return entry
+
+
 def triage_record(
     result: TriageResult,
     source: str,
@@ -218,6 +239,7 @@ def triage_record(
         top_score=top.score if top else None,
         fingerprint=result.signature.fingerprint,
         headline=result.signature.headline[:300],
+        entry_ids=[m.entry_id for m in result.matches],
         user=user if user is not None and getattr(user, "is_authenticated", False) else None,
         context=context or {},
         log=result.redacted_log if keep_log else "",

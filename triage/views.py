@@ -13,9 +13,10 @@ from config.http import HtmxHttpRequest as HttpRequest
 from kb.models import Entry
 from kb.permissions import can_edit, editor_required
 from kb.services import entry_create_from_paste
+from triage.models import TriageRecord
 from triage.request_limits import body_too_large, too_large_message
 from triage.selectors import trends
-from triage.services import feedback_record, triage_and_record
+from triage.services import FeedbackRefused, feedback_on_triage, triage_and_record
 
 logger = logging.getLogger("fixbase.triage")
 
@@ -37,11 +38,11 @@ def paste_view(request: HttpRequest) -> HttpResponse:
     if not log.strip():
         logger.info("paste refused: empty")
         return _render(request, {"error": "The paste is empty: paste a traceback or a log."}, status=400)
-    result, _ = triage_and_record(log, "web", user=request.user)
+    result, record = triage_and_record(log, "web", user=request.user)
     lines = log.splitlines()
     highlights = set(result.matches[0].explanation.highlight_lines) if result.matches else set()
     numbered = [(n, line, n in highlights) for n, line in enumerate(lines, 1)]
-    return _render(request, {"result": result, "log": log, "numbered": numbered})
+    return _render(request, {"result": result, "record": record, "log": log, "numbered": numbered})
 
 
 @editor_required
@@ -58,19 +59,25 @@ def new_entry_view(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def feedback_view(request: HttpRequest) -> HttpResponse:
-    """ "This fixed it" / "didn't help" on a match: one vote per user, entry and failure."""
-    entry_id, fingerprint = request.POST.get("entry", ""), request.POST.get("fingerprint", "").strip()
+    """ "This fixed it" / "didn't help" on an entry a triage showed: one vote per user, entry and failure."""
+    entry_id, record_id = request.POST.get("entry", ""), request.POST.get("record", "")
     helpful = request.POST.get("helpful")
-    if not entry_id.isdigit() or not fingerprint or helpful not in ("0", "1"):
-        return HttpResponse("Feedback needs an entry, the failure's fingerprint and a vote.", status=400)
-    entry = Entry.objects.filter(pk=int(entry_id)).first()
-    if entry is None:
+    if not entry_id.isdigit() or not record_id.isdigit() or helpful not in ("0", "1"):
+        return HttpResponse("Feedback needs an entry, the triage it was shown by and a vote.", status=400)
+    record = TriageRecord.objects.filter(pk=int(record_id)).first()
+    if record is None:
+        return HttpResponse("That triage is not on record.", status=404)
+    try:
+        entry = feedback_on_triage(request.user, record, int(entry_id), helpful == "1")
+    except FeedbackRefused as exc:
+        logger.info("feedback refused: entry %s not shown by triage %s", entry_id, record_id)
+        return HttpResponse(str(exc), status=400)
+    except Entry.DoesNotExist:
         return HttpResponse("That entry no longer exists.", status=404)
-    feedback_record(request.user, entry, fingerprint[:32], helpful == "1")
     return render(
         request,
         "triage/_feedback_done.html",
-        {"helpful": helpful == "1", "entry_id": entry.pk, "fingerprint": fingerprint[:32]},
+        {"helpful": helpful == "1", "entry_id": entry.pk, "record_id": record.pk},
     )
 
 

@@ -142,6 +142,17 @@ def test_feedback_on_a_triage_result(kb, ci):
     )
 
 
+def test_feedback_on_an_entry_the_triage_did_not_return_is_refused(kb, ci):
+    body = ci.post("/api/v1/triage/", {"log": "123"}, format="json").json()
+    shown = {m["entry_id"] for m in body["matches"]}
+    other = Entry.objects.exclude(pk__in=shown).first().pk
+
+    resp = ci.post(f"/api/v1/triage/{body['record_id']}/feedback/", {"entry_id": other, "helpful": True}, format="json")
+
+    assert_error(resp, 400, "bad_request")
+    assert not Feedback.objects.exists()
+
+
 def test_entries_list_search_read_create_update_merge(kb, curator, ci):
     listing = ci.get("/api/v1/entries/?q=kernel").json()
     assert listing["count"] >= 1 and "no kernel image" in listing["results"][0]["title"]

@@ -41,7 +41,7 @@ def test_an_anonymous_post_to_any_write_url_is_refused_and_changes_nothing(kb):
     posts = {
         "/": {"log": SM120},
         "/triage/new-entry/": {"log": ZMQ},
-        "/triage/feedback/": {"entry": entry.pk, "fingerprint": "x", "helpful": "0"},
+        "/triage/feedback/": {"entry": entry.pk, "record": "1", "helpful": "0"},
         f"/kb/entries/{entry.pk}/edit/": {"title": "x", "remedy_markdown": ""},
         f"/kb/entries/{entry.pk}/merge/": {"source": Entry.objects.exclude(pk=entry.pk).first().pk},
         f"/kb/entries/{entry.pk}/revert/1/": {},
@@ -133,19 +133,23 @@ def _answer(client: Client, log: str) -> tuple[str, int | None]:
     return result.verdict, (result.matches[0].entry_id if result.matches else None)
 
 
-def test_didnt_help_changes_the_next_answer_and_one_user_cannot_stuff_votes(kb, editor_client, viewer_client):
-    from kb.signature import signature_from_text
+def _shown(client: Client, log: str) -> TriageRecord:
+    """Paste `log` on the page, as a user does; the triage it recorded."""
+    assert client.post("/", {"log": log}).status_code == 200
+    return TriageRecord.objects.first()
 
-    fingerprint = signature_from_text(SM120)[0].fingerprint
+
+def test_didnt_help_changes_the_next_answer_and_one_user_cannot_stuff_votes(kb, editor_client, viewer_client):
     verdict, top = _answer(editor_client, SM120)
     assert verdict == "match" and top == _sm120().pk
+    record = _shown(viewer_client, SM120)
     for _ in range(3):  # clicking again does not count again
-        viewer_client.post("/triage/feedback/", {"entry": top, "fingerprint": fingerprint, "helpful": "0"})
+        viewer_client.post("/triage/feedback/", {"entry": top, "record": record.pk, "helpful": "0"})
     assert Feedback.objects.count() == 1
     verdict, new_top = _answer(editor_client, SM120)
     assert (verdict, new_top) != ("match", top)  # no longer presented as the fix
     # Another person confirms it fixed this failure: net zero, the original answer is back.
-    editor_client.post("/triage/feedback/", {"entry": top, "fingerprint": fingerprint, "helpful": "1"})
+    editor_client.post("/triage/feedback/", {"entry": top, "record": record.pk, "helpful": "1"})
     assert _answer(editor_client, SM120) == ("match", top)
     page = editor_client.get(f"/kb/entries/{top}/").content.decode()
     assert "fixed it for 1 person" in page and "didn't help 1 person" in page
@@ -209,12 +213,20 @@ def test_a_paste_with_no_error_in_it_is_not_matched_by_its_empty_signature(kb, v
 
 
 def test_a_vote_can_be_changed(kb, viewer_client):
-    from kb.signature import signature_from_text
-
-    fingerprint = signature_from_text(SM120)[0].fingerprint
     entry = _sm120()
-    first = viewer_client.post("/triage/feedback/", {"entry": entry.pk, "fingerprint": fingerprint, "helpful": "0"})
+    record = _shown(viewer_client, SM120)
+    first = viewer_client.post("/triage/feedback/", {"entry": entry.pk, "record": record.pk, "helpful": "0"})
     assert "Change to “this fixed it”" in first.content.decode()
-    viewer_client.post("/triage/feedback/", {"entry": entry.pk, "fingerprint": fingerprint, "helpful": "1"})
+    viewer_client.post("/triage/feedback/", {"entry": entry.pk, "record": record.pk, "helpful": "1"})
     vote = Feedback.objects.get()
     assert vote.helpful is True  # one vote, changed
+
+
+def test_a_vote_on_an_entry_the_triage_did_not_show_is_refused_and_stores_nothing(kb, viewer_client):
+    record = _shown(viewer_client, SM120)
+    unrelated = Entry.objects.exclude(pk__in=record.entry_ids).first()
+
+    resp = viewer_client.post("/triage/feedback/", {"entry": unrelated.pk, "record": record.pk, "helpful": "1"})
+
+    assert resp.status_code == 400 and "not among this triage's results" in resp.content.decode()
+    assert not Feedback.objects.exists()
