@@ -255,12 +255,18 @@ def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corp
 
 
 MIN_WORDS_WITHOUT_ERROR = 4
+MIN_WORDS_WITH_ERROR = 2
+# Words any error report has, which say nothing about which failure it is: a bare traceback
+# header, "CUDA error" or "NCCL error" alone name no failure.
+REPORT_BOILERPLATE = frozenset({"traceback", "most", "recent", "call", "last", "error", "exception", "warning"})
 
 
 def too_little_to_match(query: Query, has_error: bool) -> bool:
-    """A paste with no error in it and hardly a word ("it doesnt work"): a shared word is no
-    evidence, so it is never a confident match (triage and grouped CV both apply this)."""
-    return not has_error and len(set(query.text_tokens)) < MIN_WORDS_WITHOUT_ERROR
+    """A paste with hardly a word that tells failures apart ("it doesnt work", a bare traceback
+    header, "CUDA error"): a shared word is no evidence, so it is never a confident match
+    (triage and grouped CV both apply this)."""
+    words = set(query.text_tokens) - REPORT_BOILERPLATE
+    return len(words) < (MIN_WORDS_WITH_ERROR if has_error else MIN_WORDS_WITHOUT_ERROR)
 
 
 FAMILY_CONFLICT_FACTOR = 0.01

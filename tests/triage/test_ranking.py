@@ -111,3 +111,10 @@ def test_excluded_entries_are_never_candidates(samples_kb):
     first = triage_log(log).matches[0].entry_id
     again = triage_log(log, exclude={first})
     assert all(m.entry_id != first for m in again.matches)
+
+
+def test_a_paste_that_names_no_failure_is_never_the_confident_answer(samples_kb):
+    # A user test pasted these; each had come back as a "Known issue" with a full remedy.
+    for text in ("Traceback (most recent call last):", "CUDA error", "NCCL error"):
+        result = triage_log(text)
+        assert result.verdict != "match" and result.too_little, (text, [m.title for m in result.matches])
