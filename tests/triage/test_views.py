@@ -121,3 +121,16 @@ def test_trends_show_what_keeps_failing(kb, client):
     page = client.get("/trends/").content.decode()
     assert "no kernel image" in page and "<td>3</td>" in page
     assert "Address already in use" in page
+
+
+def test_a_match_says_how_confident_it_is_and_marks_the_rest_as_possibly_related(kb, client):
+    # The OOM of another run: its entry first, the CUDA error of another failure listed below it.
+    page = client.post(
+        "/",
+        {"log": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.20 GiB. CUDA error: no kernel image"},
+    ).content.decode()
+
+    assert "Known issue" in page and "Confidence that the first entry is the fix: " in page
+    cards = [n for n in range(len(page)) if page.startswith('class="card match"', n)]
+    heading = page.find("Also similar: possibly related")
+    assert len(cards) >= 2 and cards[0] < heading < cards[1]
