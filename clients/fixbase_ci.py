@@ -39,9 +39,13 @@ EXIT_ON_MATCH = 10
 INFRA_FRAMEWORKS = "nccl,ray,slurm,docker,kubernetes,network,storage,shell,cuda-driver"
 
 
+SKIPPED_RE = re.compile(r"^\[… (\d+) lines skipped …\]$")
+
+
 def keep_what_matters(text: str, max_bytes: int = MAX_BYTES) -> str:
     """A huge log cut to fit: every error line with CONTEXT_LINES around it, plus the tail, in
-    order, with "[… N lines skipped …]" markers. A log under the limit is kept whole."""
+    order, with "[… N lines skipped …]" markers (so `original_line_numbers` can map a line of the
+    cut log back to the file). A log under the limit is kept whole."""
     if len(text.encode()) <= max_bytes:
         return text
     lines = text.splitlines()
@@ -52,21 +56,42 @@ def keep_what_matters(text: str, max_bytes: int = MAX_BYTES) -> str:
         if ERROR_RE.search(line):
             for j in range(max(0, i - CONTEXT_LINES), min(len(lines), i + CONTEXT_LINES + 1)):
                 keep[j] = True
-    out: list[str] = []
+    out: list[tuple[str, int]] = []  # (line, how many lines of the file it stands for)
     skipped = 0
     for line, k in zip(lines, keep, strict=True):
         if k:
             if skipped:
-                out.append(f"[… {skipped} lines skipped …]")
+                out.append((f"[… {skipped} lines skipped …]", skipped))
                 skipped = 0
-            out.append(line)
+            out.append((line, 1))
         else:
             skipped += 1
-    kept = "\n".join(out)
-    while len(kept.encode()) > max_bytes:  # still too big: the latest errors and the tail win
-        kept = kept[len(kept) // 4 :]
-        kept = kept[kept.find("\n") + 1 :]
-    return kept
+    size = sum(len(line.encode()) + 1 for line, _ in out)
+    dropped = 0
+    while size > max_bytes:  # still too big: the latest errors and the tail win
+        for line, n in out[: len(out) // 4 or 1]:
+            dropped += n
+            size -= len(line.encode()) + 1
+        out = out[len(out) // 4 or 1 :]
+    if dropped:
+        out.insert(0, (f"[… {dropped} lines skipped …]", dropped))
+    return "\n".join(line for line, _ in out)
+
+
+def original_line_numbers(kept: str) -> list[int | None]:
+    """For each line of a log cut by `keep_what_matters`, its number in the whole log (None for
+    a "lines skipped" marker)."""
+    out: list[int | None] = []
+    n = 0
+    for line in kept.split("\n"):
+        skipped = SKIPPED_RE.match(line)
+        if skipped:
+            n += int(skipped.group(1))
+            out.append(None)
+        else:
+            n += 1
+            out.append(n)
+    return out
 
 
 def ask(url: str, token: str, log: str, context: dict[str, str], top_k: int, timeout: float) -> dict[str, Any]:
@@ -82,14 +107,18 @@ def ask(url: str, token: str, log: str, context: dict[str, str], top_k: int, tim
         return dict(json.load(resp))
 
 
-def summary_markdown(answer: dict[str, Any], base_url: str) -> str:
+def summary_markdown(answer: dict[str, Any], base_url: str, numbers: list[int | None] | None = None) -> str:
+    """The summary a CI job shows. `numbers` maps the lines of a cut log to the file's own."""
     sig = answer.get("signature", {})
     name = sig.get("exception") or (sig.get("pattern") or sig.get("kind") or "error").replace("_", " ")
     root = f"{name}: {sig.get('raw_message') or sig.get('message', '')}"[:300]
     fence = "``" if "`" in root else "`"
     lines = ["## Fixbase", "", f"**Root error:** {fence} {root} {fence}"]
     if sig.get("root_lines"):
-        lines[-1] += f" (log lines {sig['root_lines'][0]}–{sig['root_lines'][1]})"
+        first, last = sig["root_lines"]
+        if numbers and 0 < first <= last <= len(numbers):
+            first, last = numbers[first - 1] or first, numbers[last - 1] or last
+        lines[-1] += f" (log lines {first}–{last})"
     matches = answer.get("matches", [])
     verdict = answer.get("verdict")
     if verdict == "match" and matches:
@@ -101,6 +130,7 @@ def summary_markdown(answer: dict[str, Any], base_url: str) -> str:
         if not top["remedy_markdown"].strip() and fixed is not None:
             lines += ["", f"A fix recorded for a close match, [{fixed['title']}]({fixed['url']}):", ""]
             lines.append(_demote_headings(fixed["remedy_markdown"].strip()[:3000]))
+        rest = [m for m in rest if not (fixed is not None and not top["remedy_markdown"].strip() and m is fixed)]
         if rest:
             lines += ["", "Also similar: " + ", ".join(f"[{m['title'][:80]}]({m['url']})" for m in rest[:3])]
     elif verdict == "possible" and matches:
@@ -135,13 +165,14 @@ def report(args: argparse.Namespace, log: str) -> int:
         print("fixbase: set FIXBASE_URL and FIXBASE_TOKEN (or --url/--token); not asked.", file=sys.stderr)
         return 0
     context = dict(kv.split("=", 1) for kv in args.context if "=" in kv)
+    kept = keep_what_matters(log)
     try:
-        answer = ask(url, token, keep_what_matters(log), context, args.top_k, args.timeout)
+        answer = ask(url, token, kept, context, args.top_k, args.timeout)
     except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         print(f"fixbase: could not ask {url} ({reason}); carrying on.", file=sys.stderr)
         return 0
-    text = summary_markdown(answer, url)
+    text = summary_markdown(answer, url, original_line_numbers(kept) if kept != log else None)
     print(text)
     target = args.summary or os.environ.get("GITHUB_STEP_SUMMARY", "")
     if target:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 import subprocess
 import sys
@@ -18,6 +19,10 @@ from triage.models import TriageRecord
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 CLIENT = ROOT / "clients" / "fixbase_ci.py"
 SM120 = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+_spec = importlib.util.spec_from_file_location("fixbase_ci", CLIENT)
+assert _spec is not None and _spec.loader is not None
+fixbase_ci = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fixbase_ci)
 UNKNOWN = "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')\n"
 
 
@@ -98,6 +103,22 @@ def test_a_20_mb_log_is_cut_to_what_matters_and_answered(server, tmp_path):
     assert out.returncode == 0, out.stderr
     assert "### Known issue" in out.stdout
     assert len(TriageRecord.objects.get().log) < 2 * 1024 * 1024
+    assert f"(log lines {i + 1}–" in out.stdout  # the error's line in the file, not in what was sent
+
+
+def test_a_cut_log_maps_its_lines_back_to_the_file():
+    lines = [f"INFO step {n}" for n in range(1, 5001)]
+    lines[2999] = "RuntimeError: CUDA error: device-side assert triggered"
+    text = "\n".join(lines)
+
+    for limit in (8000, 3000):  # the error and the tail kept; then only the latest part of the tail
+        kept = fixbase_ci.keep_what_matters(text, max_bytes=limit)
+        numbers = fixbase_ci.original_line_numbers(kept)
+        sent = kept.split("\n")
+        assert len(kept.encode()) <= limit and sent[0].startswith("[… ")
+        assert all(numbers[k] == int(line.split()[-1]) for k, line in enumerate(sent) if line.startswith("INFO step"))
+        if limit == 8000:
+            assert numbers[sent.index(lines[2999])] == 3000
 
 
 def test_run_posts_only_when_the_command_fails_and_keeps_its_exit_code(server):
