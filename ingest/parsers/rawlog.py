@@ -9,7 +9,7 @@ from pathlib import Path
 from ingest.parsers.base import Candidate
 from ingest.parsers.reports import title_for
 from ingest.parsers.stream import Window, iter_windows, open_log
-from kb.logscan import scan_log
+from kb.logscan import ErrorBlock, scan_log
 from kb.normalize import mask_message
 from kb.rootcause import dedupe_blocks, select_root
 
@@ -28,6 +28,7 @@ def _window_candidates(text: str, offset: int = 0) -> list[Candidate]:
     blocks = dedupe_blocks(scan_log(text))
     # Each informative failure is a candidate; symptoms and warnings are context of one.
     primary = [b for b in blocks if b.kind in ("traceback", "exception_line", "error_line", "metric") and not b.symptom]
+    primary = [b for b in primary if not _reported_again(b, primary)]
     if not primary:
         root = select_root(blocks).root
         primary = [root] if root is not None and root.kind != "warning" else []
@@ -78,3 +79,15 @@ def _candidates_of_windows(
         if after_window is not None:
             after_window()
     return out
+
+
+def _reported_again(block: ErrorBlock, blocks: list[ErrorBlock]) -> bool:
+    """An exception with no message of its own whose type a block with a message already names:
+    the driver's copy of a worker's failure (Ray's `RayTaskError(OutOfMemoryError): ray::…` is
+    where it ran), not a failure of its own."""
+    short = block.exc_type.rsplit(".", 1)[-1]
+    return (
+        bool(short)
+        and not block.message.strip()
+        and any(b is not block and b.message.strip() and b.exc_type.rsplit(".", 1)[-1] == short for b in blocks)
+    )

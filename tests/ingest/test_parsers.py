@@ -96,3 +96,21 @@ def test_a_title_leaves_out_a_wide_progress_bar_and_the_loggers_header():
     assert title_for(f"{bar}{line}\n{warning}\n") == (
         "`use_cache=True` is incompatible with gradient checkpointing. Setting `use_cache=False`..."
     )
+
+
+def test_a_drivers_copy_of_a_workers_failure_is_not_an_entry_of_its_own():
+    from ingest.parsers.rawlog import parse_rawlog
+
+    log = (
+        "(WorkerDict pid=1234) Traceback (most recent call last):\n"
+        '(WorkerDict pid=1234)   File "/opt/verl/verl/workers/fsdp_workers.py", line 400, in update_actor\n'
+        "(WorkerDict pid=1234)     metrics = self.actor.update_policy(data=data)\n"
+        "(WorkerDict pid=1234) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 9.27 GiB.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/ray/_private/worker.py", line 861, in get_objects\n'
+        "    raise value.as_instanceof_cause()\n"
+        "ray.exceptions.RayTaskError(OutOfMemoryError): ray::WorkerDict.actor_rollout_update_actor() "
+        "(pid=1234, ip=10.0.0.1, actor_id=abc)\n"
+    )
+
+    assert [c.title for c in parse_rawlog(log)] == ["OutOfMemoryError: CUDA out of memory. Tried to allocate 9.27 GiB."]
