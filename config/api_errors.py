@@ -16,6 +16,7 @@ CODES = {
     405: "method_not_allowed",
     406: "not_acceptable",
     409: "conflict",
+    411: "length_required",
     413: "too_large",
     415: "unsupported_media_type",
     429: "rate_limited",
@@ -63,3 +64,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         if header in response:
             out[header] = response[header]
     return out
+
+
+class TooLarge(exceptions.APIException):
+    """A body that is over the limit once read (a gzip upload that expands past it)."""
+
+    status_code = 413
+    default_detail = "Too large."
+    default_code = "too_large"

@@ -9,9 +9,10 @@ from typing import Any
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
+from django.utils.http import parse_header_parameters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import generics, serializers, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -19,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import NulFreeJSONParser
-from config.api_errors import error_response
+from config.api_errors import TooLarge, error_response
 from kb.models import Entry
 from triage.models import TriageRecord
 from triage.presenters import result_as_dict
@@ -34,7 +35,34 @@ class PlainTextParser(BaseParser):
     media_type = "text/plain"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> dict[str, str]:
-        return {"log": stream.read().decode("utf-8", errors="replace").replace("\x00", "")}
+        """The body is the log, in the charset the Content-Type names, else as an upload is read."""
+        from ingest.parsers import ParseError, decode_document
+
+        data = stream.read() if stream is not None else b""
+        charset = parse_header_parameters(media_type or "")[1].get("charset", "")
+        if charset:
+            try:
+                return {"log": data.decode(charset, errors="replace").replace("\x00", "")}
+            except LookupError as exc:
+                raise exceptions.ParseError(f"Unknown charset {charset!r} in the Content-Type.") from exc
+        data = data.replace(b"\x00", b"")  # binary output in a job log: dropped, as from JSON
+        try:
+            return {"log": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            pass
+        try:
+            return {"log": decode_document(data)}
+        except ParseError as exc:
+            raise exceptions.ParseError(str(exc)) from exc
+
+
+class TextField(serializers.CharField):
+    """Text as sent: a number or a list is refused, not turned into text."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
 
 
 class JobContext(serializers.Serializer):  # type: ignore[type-arg]
@@ -46,7 +74,7 @@ class JobContext(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class TriageInput(serializers.Serializer):  # type: ignore[type-arg]
-    log = serializers.CharField(trim_whitespace=False, allow_blank=False, required=False)
+    log = TextField(trim_whitespace=False, allow_blank=False, required=False)
     file = serializers.FileField(required=False, help_text="The log as a file; .gz is opened.")
     top_k = serializers.IntegerField(min_value=1, max_value=50, default=5)
     context = JobContext(required=False)  # type: ignore[assignment]
@@ -76,7 +104,7 @@ def _read_upload(upload: Any) -> str:
     except (OSError, EOFError, zlib.error) as exc:
         raise serializers.ValidationError({"file": [f"The gzip file is damaged: {exc}."]}) from exc
     if len(data) > limit:
-        raise serializers.ValidationError({"file": [too_large_message()]})
+        raise TooLarge(too_large_message())
     from ingest.parsers import ParseError, decode_document
 
     try:
@@ -169,7 +197,13 @@ class TriageApi(generics.ListAPIView):  # type: ignore[type-arg]
             logger.warning("triage API: refused oversize body from %s", request.user)
             return error_response(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, too_large_message())
         data = TriageInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        if not data.is_valid():
+            meta = request.META
+            if "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower() and not meta.get("CONTENT_LENGTH"):
+                # The WSGI server handed over no body: say why, rather than "the log is empty".
+                logger.info("triage API: refused a chunked body from %s", request.user)
+                return error_response(411, "Send the log with a Content-Length: a chunked body is not read.")
+            raise serializers.ValidationError(data.errors)
         log, top_k = data.validated_data["log"], data.validated_data["top_k"]
         context = {k: v for k, v in dict(data.validated_data.get("context", {})).items() if k in CONTEXT_KEYS and v}
         result, record = triage_and_record(log, "api", user=request.user, top_k=top_k, context=context, keep_log=True)

@@ -212,7 +212,29 @@ def test_unsupported_media_type_and_oversize_uploads(db, ci, settings):
     assert_error(ci.post("/api/v1/triage/", b"<x/>", content_type="application/xml"), 415, "unsupported_media_type")
     settings.FIXBASE_MAX_PASTE_BYTES = 1000
     big = SimpleUploadedFile("big.log.gz", gzip.compress(b"RuntimeError: x\n" * 10_000))
-    assert_error(ci.post("/api/v1/triage/", {"file": big}, format="multipart"), 400, "bad_request")
+    assert_error(ci.post("/api/v1/triage/", {"file": big}, format="multipart"), 413, "too_large")
+
+
+def test_a_log_that_is_not_text_is_refused_not_turned_into_text(db, ci):
+    for log in (123, ["RuntimeError: x"], {"a": 1}):
+        assert_error(ci.post("/api/v1/triage/", {"log": log}, format="json"), 400, "bad_request")
+    assert TriageRecord.objects.count() == 0
+
+
+def test_a_text_body_is_read_in_the_charset_it_names(kb, ci):
+    log = "RuntimeError: 数据加载失败: CUDA error: no kernel image is available for execution on the device"
+
+    body = ci.post("/api/v1/triage/", log.encode("gbk"), content_type="text/plain; charset=gbk").json()
+
+    assert "数据加载失败" in body["signature"]["raw_message"]
+
+
+def test_a_chunked_body_the_server_did_not_read_gets_411_not_empty(db, ci):
+    resp = ci.generic(
+        "POST", "/api/v1/triage/", b"", content_type="text/plain", HTTP_TRANSFER_ENCODING="chunked", CONTENT_LENGTH=""
+    )
+
+    assert_error(resp, 411, "length_required")
 
 
 def test_health_reports_each_part_without_a_token(db):
