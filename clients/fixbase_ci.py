@@ -110,8 +110,10 @@ def ask(url: str, token: str, log: str, context: dict[str, str], top_k: int, tim
 def summary_markdown(answer: dict[str, Any], base_url: str, numbers: list[int | None] | None = None) -> str:
     """The summary a CI job shows. `numbers` maps the lines of a cut log to the file's own."""
     sig = answer.get("signature", {})
-    name = sig.get("exception") or (sig.get("pattern") or sig.get("kind") or "error").replace("_", " ")
-    root = f"{name}: {sig.get('raw_message') or sig.get('message', '')}"[:300]
+    # A paste with no recognised error is shown by its own words, not by the parser's kind ("text").
+    name = sig.get("exception") or ("" if sig.get("kind") == "text" else (sig.get("pattern") or "error"))
+    message = sig.get("raw_message") or sig.get("message", "")
+    root = (f"{name.replace('_', ' ')}: {message}" if name else message)[:300]
     fence = "``" if "`" in root else "`"
     lines = ["## Fixbase", "", f"**Root error:** {fence} {root} {fence}"]
     if sig.get("root_lines"):

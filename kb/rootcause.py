@@ -119,7 +119,7 @@ def select_root(blocks: tuple[ErrorBlock, ...]) -> RootChoice:
     if later_symptoms and _tier(root) < 3:
         first = later_symptoms[0]
         notes.append(
-            f"Later errors (line {first.line_start}: {(first.short_type or first.pattern)}) "
+            f"Later errors (line {first.line_start}: {first.short_type or first.pattern.replace('_', ' ')}) "
             "are consequences of this one."
         )
     return RootChoice(root=root, secondary=secondary, notes=tuple(notes))

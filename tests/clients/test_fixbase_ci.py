@@ -173,3 +173,11 @@ def test_manage_triage_asks_the_running_server_with_distinct_exit_codes(server, 
     assert manage(UNKNOWN).returncode == 1
     assert manage(SM120, FIXBASE_URL="http://127.0.0.1:1").returncode == 2
     assert TriageRecord.objects.filter(source="api").count() == 2
+
+
+def test_a_paste_with_no_recognised_error_is_summarised_by_its_words():
+    answer = {"verdict": "no_match", "matches": [], "signature": {"kind": "text", "message": "Traceback (most recent"}}
+
+    text = fixbase_ci.summary_markdown(answer, "http://fixbase")
+
+    assert "**Root error:** ` Traceback (most recent `" in text and "text:" not in text

@@ -66,3 +66,14 @@ def test_a_terse_error_is_not_called_a_symptom():
     sig, choice = signature_from_text("KeyError: 'foo'")
     assert sig.exc_type == "KeyError"
     assert not any("symptom" in n for n in choice.notes)
+
+
+def test_the_consequences_note_names_a_later_error_in_words_not_by_the_parsers_name():
+    log = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        'INFO:     127.0.0.1:50312 - "POST /infer/ HTTP/1.1" 500 Internal Server Error\n'
+    )
+
+    notes = " ".join(signature_from_text(log)[1].notes)
+
+    assert "consequences" in notes and "_" not in notes.split("consequences")[0]
