@@ -12,10 +12,12 @@ ANSI_RE = re.compile(r"(?:\x1b)?\[\d{1,3}(?:;\d{1,3})*m|\x1b\[[0-9;?]*[A-Za-z]")
 TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?]+[kM]?\s*\[[^\]\n]{0,80}\]")
 # What a title shows without: a progress bar of any width (a wide terminal draws bars past TQDM_RE's
 # 200 columns; the scanner keeps that bound, since widening it changed which chat turns are reports)
-# and transformers' logging header ("[WARNING|logging.py:305] 2023-10-19 09:44:55,318 >> ").
+# transformers' logging header ("[WARNING|logging.py:305] 2023-10-19 09:44:55,318 >> ") and glog's
+# ("[E914 16:41:52.386201954 ProcessGroupNCCL.cpp:632] ", PyTorch's and Ray's C++ code).
 DISPLAY_NOISE_RE = re.compile(
     r"\d{1,3}%\|[^|\n]*\|\s*[\d.]+[kM]?/[\d.?]+[kM]?\s*\[[^\]\n]{0,80}\]"
     r"|\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\|[\w.-]+:\d+\]\s*(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d+\s*)?>>\s*"
+    r"|^\[[IWEF]\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: +\d+)? +[\w.-]+:\d+\] *"
 )
 
 # A date and time in brackets and nothing else, as a supervisor or `ts` stamps each line of a child's output.

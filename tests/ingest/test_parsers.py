@@ -114,3 +114,12 @@ def test_a_drivers_copy_of_a_workers_failure_is_not_an_entry_of_its_own():
     )
 
     assert [c.title for c in parse_rawlog(log)] == ["OutOfMemoryError: CUDA out of memory. Tried to allocate 9.27 GiB."]
+
+
+def test_a_title_leaves_out_glogs_header():
+    line = (
+        "[E914 16:41:52.386201954 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600000 milliseconds before timing out."
+    )
+
+    assert title_for(line).startswith("[Rank 1] Watchdog caught collective operation timeout")
