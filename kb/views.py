@@ -4,6 +4,7 @@ merge duplicates (chosen by search, previewed, undoable)."""
 from __future__ import annotations
 
 import difflib
+import logging
 from typing import Any
 
 from django.core.paginator import Paginator
@@ -19,6 +20,8 @@ from kb.models import Entry, Merge
 from kb.permissions import can_edit, editor_required
 from kb.selectors import entry_list
 from kb.services import entry_merge, entry_revert, entry_unmerge, entry_update
+
+logger = logging.getLogger("fixbase.kb")
 
 PAGE_SIZE = 50
 
@@ -83,14 +86,15 @@ def entry_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
 def entry_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
     entry = get_object_or_404(Entry, pk=pk)
     if request.method == "POST":
-        entry_update(
-            entry,
-            title=request.POST.get("title", ""),
-            remedy_markdown=request.POST.get("remedy_markdown", ""),
-            user=request.user,
-        )
+        title, remedy = request.POST.get("title", ""), request.POST.get("remedy_markdown", "")
+        if not title.strip():
+            logger.info("edit of entry %s refused: blank title", pk)
+            form = {"title": title, "remedy_markdown": remedy, "error": "An entry needs a title."}
+            return render(request, "kb/entry_edit.html", {"entry": entry, "form": form}, status=400)
+        entry_update(entry, title=title, remedy_markdown=remedy, user=request.user)
         return redirect(entry.get_absolute_url())
-    return render(request, "kb/entry_edit.html", {"entry": entry})
+    form = {"title": entry.title, "remedy_markdown": entry.remedy_markdown}
+    return render(request, "kb/entry_edit.html", {"entry": entry, "form": form})
 
 
 @public_read

@@ -31,8 +31,10 @@ def _first_revision(entry: Entry) -> None:
 
 def entry_update(entry: Entry, *, title: str, remedy_markdown: str, user: Any = None, comment: str = "") -> Entry:
     """Change an entry's title and remedy; the change is a revision by `user`."""
-    _first_revision(entry)
     title, remedy_markdown = title.replace("\x00", ""), remedy_markdown.replace("\x00", "")
+    if (title.strip()[:300] or entry.title) == entry.title and remedy_markdown == entry.remedy_markdown:
+        return entry  # nothing changed: no empty revision in the history
+    _first_revision(entry)
     with transaction.atomic(), reversion.create_revision():
         entry.title = title.strip()[:300] or entry.title
         entry.remedy_markdown = remedy_markdown

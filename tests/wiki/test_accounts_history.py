@@ -230,3 +230,19 @@ def test_a_vote_on_an_entry_the_triage_did_not_show_is_refused_and_stores_nothin
 
     assert resp.status_code == 400 and "not among this triage's results" in resp.content.decode()
     assert not Feedback.objects.exists()
+
+
+def test_a_blank_title_is_refused_and_an_unchanged_save_adds_no_revision(kb, editor_client):
+    entry = _sm120()
+    before = Version.objects.get_for_object(entry).count()
+
+    blank = editor_client.post(f"/kb/entries/{entry.pk}/edit/", {"title": "  ", "remedy_markdown": "new words"})
+    same = editor_client.post(
+        f"/kb/entries/{entry.pk}/edit/", {"title": entry.title, "remedy_markdown": entry.remedy_markdown}
+    )
+
+    assert blank.status_code == 400 and "An entry needs a title." in blank.content.decode()
+    assert "new words" in blank.content.decode()  # what was typed is not lost
+    assert same.status_code == 302 and Version.objects.get_for_object(entry).count() == before
+    entry.refresh_from_db()
+    assert "new words" not in entry.remedy_markdown
