@@ -42,7 +42,7 @@ def entry_list_view(request: HttpRequest) -> HttpResponse:
         "kind": kind,
         "needs_fix": needs_fix,
         "frameworks": _choices("framework"),
-        "kinds": _choices("kind"),
+        "kinds": _kind_choices(),
     }
     template = "kb/_entry_rows.html" if request.htmx else "kb/entry_list.html"
     return render(request, template, context)
@@ -50,6 +50,22 @@ def entry_list_view(request: HttpRequest) -> HttpResponse:
 
 def _choices(field: str) -> list[str]:
     return [v for v in Entry.objects.order_by(field).values_list(field, flat=True).distinct() if v]
+
+
+# What the scanner calls each kind of failure, in the words the filter shows.
+KIND_LABELS = {
+    "traceback": "Python traceback",
+    "truncated_traceback": "traceback cut before its error",
+    "exception_line": "exception line",
+    "error_line": "error line (not an exception)",
+    "metric": "training metrics",
+    "warning": "warning",
+    "text": "described in words",
+}
+
+
+def _kind_choices() -> list[tuple[str, str]]:
+    return [(k, KIND_LABELS.get(k, k.replace("_", " "))) for k in _choices("kind")]
 
 
 def _feedback_summary(entry: Entry) -> dict[str, Any]:

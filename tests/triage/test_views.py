@@ -134,3 +134,12 @@ def test_a_match_says_how_confident_it_is_and_marks_the_rest_as_possibly_related
     cards = [n for n in range(len(page)) if page.startswith('class="card match"', n)]
     heading = page.find("Also similar: possibly related")
     assert len(cards) >= 2 and cards[0] < heading < cards[1]
+
+
+def test_the_wiki_filters_by_kind_of_failure_in_words(kb, client):
+    page = client.get("/kb/").content.decode()
+
+    assert ">any kind of failure<" in page and ">exception line<" in page
+    assert ">exception_line<" not in page
+    listed = client.get("/kb/?kind=text").content.decode()
+    assert "Training hangs after the first rollout step" in listed and "no kernel image" not in listed
