@@ -143,3 +143,11 @@ def test_the_wiki_filters_by_kind_of_failure_in_words(kb, client):
     assert ">exception_line<" not in page
     listed = client.get("/kb/?kind=text").content.decode()
     assert "Training hangs after the first rollout step" in listed and "no kernel image" not in listed
+
+
+def test_trends_name_a_failure_with_no_recognised_error_in_words(db, client):
+    TriageRecord.objects.create(source="api", verdict="no_match", fingerprint="f" * 16, headline="")
+
+    page = client.get("/trends/").content.decode()
+
+    assert "no error recognised in the paste" in page and 'name="log" value=""' not in page
