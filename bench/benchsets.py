@@ -64,7 +64,7 @@ class QueryTable:
     latency_ms: float
     qvec: np.ndarray | None = None  # the query's compact-signature embedding
     evecs: np.ndarray | None = None  # candidates × dim: the entries' embeddings
-    too_little: bool = False  # triage's rule: never a confident match (no error, hardly a word)
+    too_little: bool = False  # triage's rule: never a confident match (hardly a telling word)
     qtext: str = ""  # the query's compact signature, the text that is embedded
     etexts: tuple[str, ...] = ()  # the candidates' compact signatures
     train_only: bool = False  # reports against reports (collect_pairs): training rows, never judged

@@ -68,7 +68,11 @@ def keep_what_matters(text: str, max_bytes: int = MAX_BYTES) -> str:
             skipped += 1
     size = sum(len(line.encode()) + 1 for line, _ in out)
     dropped = 0
-    while size > max_bytes:  # still too big: the latest errors and the tail win
+
+    def marker_bytes() -> int:  # the "[… N lines skipped …]" line the front cut adds
+        return len(f"[… {dropped} lines skipped …]".encode()) + 1 if dropped else 0
+
+    while out and size + marker_bytes() > max_bytes:  # still too big: the latest errors and the tail win
         for line, n in out[: len(out) // 4 or 1]:
             dropped += n
             size -= len(line.encode()) + 1

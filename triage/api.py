@@ -35,25 +35,25 @@ class PlainTextParser(BaseParser):
     media_type = "text/plain"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> dict[str, str]:
-        """The body is the log, in the charset the Content-Type names, else as an upload is read."""
-        from ingest.parsers import ParseError, decode_document
+        """The body is the log, in the charset the Content-Type names, else in the encoding an
+        upload's is sniffed in (UTF-8, UTF-16 with or without a mark, GB18030, Latin-1). Never
+        unpacked: a gzip body is refused as binary (upload it as a multipart file instead)."""
+        from ingest.parsers.registry import looks_binary, sniff_encoding
 
         data = stream.read() if stream is not None else b""
         charset = parse_header_parameters(media_type or "")[1].get("charset", "")
-        if charset:
-            try:
-                return {"log": data.decode(charset, errors="replace").replace("\x00", "")}
-            except LookupError as exc:
-                raise exceptions.ParseError(f"Unknown charset {charset!r} in the Content-Type.") from exc
-        data = data.replace(b"\x00", b"")  # binary output in a job log: dropped, as from JSON
         try:
-            return {"log": data.decode("utf-8")}
-        except UnicodeDecodeError:
-            pass
-        try:
-            return {"log": decode_document(data)}
-        except ParseError as exc:
-            raise exceptions.ParseError(str(exc)) from exc
+            text = data.decode(charset or sniff_encoding(data[:65536]), errors="replace")
+        except (LookupError, UnicodeError, ValueError) as exc:  # no such codec, or not a text one
+            logger.info("triage API: refused charset %r", charset[:40])
+            raise exceptions.ParseError(f"Unknown charset {charset[:40]!r} in the Content-Type.") from exc
+        text = text.replace("\x00", "")  # binary output in a job log: dropped, as from JSON
+        if looks_binary(text[:65536].encode("utf-8")):
+            logger.info("triage API: refused a binary text/plain body")
+            raise exceptions.ParseError(
+                "This looks like binary data, not a log; send text (a .gz as a multipart file)."
+            )
+        return {"log": text}
 
 
 class TextField(serializers.CharField):
@@ -104,6 +104,7 @@ def _read_upload(upload: Any) -> str:
     except (OSError, EOFError, zlib.error) as exc:
         raise serializers.ValidationError({"file": [f"The gzip file is damaged: {exc}."]}) from exc
     if len(data) > limit:
+        logger.warning("triage API: refused a gzip upload that expands past the limit")
         raise TooLarge(too_large_message())
     from ingest.parsers import ParseError, decode_document
 
@@ -236,6 +237,7 @@ class FeedbackApi(APIView):
             logger.info("feedback refused: entry %s not shown by triage %s", data.validated_data["entry_id"], pk)
             return error_response(400, str(exc), {"entry_id": [str(exc)]})
         except Entry.DoesNotExist:
+            logger.info("feedback refused: no entry %s", data.validated_data["entry_id"])
             return error_response(404, "No such entry.")
         return Response(data.validated_data)
 

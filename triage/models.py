@@ -21,8 +21,9 @@ class TriageRecord(models.Model):
     top_score = models.FloatField(null=True, blank=True)
     fingerprint = models.CharField(max_length=32, db_index=True)
     headline = models.CharField(max_length=300)
-    # The entries this triage showed, best first: feedback is taken on these only.
-    entry_ids = models.JSONField(default=list, blank=True)
+    # The entries this triage showed, best first: feedback is taken on these only. None on a row
+    # recorded before the field existed (then only its top entry is known).
+    entry_ids = models.JSONField(default=None, null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -258,7 +258,7 @@ MIN_WORDS_WITHOUT_ERROR = 4
 MIN_WORDS_WITH_ERROR = 2
 # Words any error report has, which say nothing about which failure it is: a bare traceback
 # header, "CUDA error" or "NCCL error" alone name no failure.
-REPORT_BOILERPLATE = frozenset({"traceback", "most", "recent", "call", "last", "error", "exception", "warning"})
+REPORT_BOILERPLATE = frozenset({"traceback", "most", "recent", "call", "last", "error", "exception", "warning", "warn"})
 
 
 def too_little_to_match(query: Query, has_error: bool) -> bool:

@@ -62,7 +62,7 @@ class TriageResult:
     secondary: tuple[ErrorBlock, ...] = ()
     confidence: float = 0.0  # the probability that the first match is the fix
     redacted_log: str = ""  # the paste as triage read it, secrets removed (what may be stored)
-    too_little: bool = False  # no error and hardly a word: never a confident match
+    too_little: bool = False  # hardly a word that tells failures apart: never a confident match
 
 
 @lru_cache(maxsize=1)
@@ -212,10 +212,16 @@ def feedback_on_triage(user: Any, record: Any, entry_id: int, helpful: bool) -> 
     """
     from kb.models import Entry
 
-    shown = record.entry_ids or ([record.top_entry_id] if record.top_entry_id else [])
-    if entry_id not in shown:
+    if record.entry_ids is None:  # recorded before triages kept what they showed
+        if entry_id != record.top_entry_id:
+            raise FeedbackRefused(
+                "This triage is older than the record of what it showed: triage the log again to vote."
+            )
+    elif entry_id not in record.entry_ids:
         raise FeedbackRefused("That entry was not among this triage's results.")
     entry = Entry.objects.get(pk=entry_id)
+    if helpful and not entry.remedy_markdown.strip():
+        raise FeedbackRefused("That entry has no fix yet, so it cannot have fixed this failure: add the fix first.")
     feedback_record(user, entry, record.fingerprint, helpful)
     return entry
 

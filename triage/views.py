@@ -73,11 +73,17 @@ def feedback_view(request: HttpRequest) -> HttpResponse:
         logger.info("feedback refused: entry %s not shown by triage %s", entry_id, record_id)
         return HttpResponse(str(exc), status=400)
     except Entry.DoesNotExist:
+        logger.info("feedback refused: entry %s no longer exists", entry_id)
         return HttpResponse("That entry no longer exists.", status=404)
     return render(
         request,
         "triage/_feedback_done.html",
-        {"helpful": helpful == "1", "entry_id": entry.pk, "record_id": record.pk},
+        {
+            "helpful": helpful == "1",
+            "entry_id": entry.pk,
+            "record_id": record.pk,
+            "has_fix": bool(entry.remedy_markdown.strip()),
+        },
     )
 
 

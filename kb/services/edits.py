@@ -31,7 +31,9 @@ def _first_revision(entry: Entry) -> None:
 
 def entry_update(entry: Entry, *, title: str, remedy_markdown: str, user: Any = None, comment: str = "") -> Entry:
     """Change an entry's title and remedy; the change is a revision by `user`."""
-    title, remedy_markdown = title.replace("\x00", ""), remedy_markdown.replace("\x00", "")
+    title = title.replace("\x00", "")
+    # A browser sends a textarea's lines with CRLF; the stored remedy has LF.
+    remedy_markdown = remedy_markdown.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
     if (title.strip()[:300] or entry.title) == entry.title and remedy_markdown == entry.remedy_markdown:
         return entry  # nothing changed: no empty revision in the history
     _first_revision(entry)

@@ -142,6 +142,32 @@ def test_feedback_on_a_triage_result(kb, ci):
     )
 
 
+def test_feedback_on_any_entry_a_triage_showed_and_only_a_fix_can_have_fixed_it(kb, ci):
+    log = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.20 GiB. CUDA error: no kernel image"
+    body = ci.post("/api/v1/triage/", {"log": log}, format="json").json()
+    url = f"/api/v1/triage/{body['record_id']}/feedback/"
+    shown = [m["entry_id"] for m in body["matches"]]
+    assert len(shown) >= 2
+    Entry.objects.filter(pk=shown[1]).update(remedy_markdown="")  # a "needs a fix" entry, listed second
+
+    assert ci.post(url, {"entry_id": shown[1], "helpful": False}, format="json").status_code == 200
+    assert_error(ci.post(url, {"entry_id": shown[1], "helpful": True}, format="json"), 400, "bad_request")
+    assert ci.post(url, {"entry_id": shown[0], "helpful": True}, format="json").status_code == 200
+    assert Feedback.objects.count() == 2
+
+
+def test_a_triage_recorded_before_it_kept_its_results_takes_votes_on_its_top_entry_only(kb, ci):
+    body = ci.post("/api/v1/triage/", {"log": SM120}, format="json").json()
+    TriageRecord.objects.filter(pk=body["record_id"]).update(entry_ids=None)  # as the migration leaves old rows
+    url = f"/api/v1/triage/{body['record_id']}/feedback/"
+    top, other = body["matches"][0]["entry_id"], Entry.objects.exclude(pk=body["matches"][0]["entry_id"]).first().pk
+
+    assert ci.post(url, {"entry_id": top, "helpful": False}, format="json").status_code == 200
+    resp = ci.post(url, {"entry_id": other, "helpful": False}, format="json")
+    assert_error(resp, 400, "bad_request")
+    assert "triage the log again" in resp.json()["error"]["message"]
+
+
 def test_feedback_on_an_entry_the_triage_did_not_return_is_refused(kb, ci):
     body = ci.post("/api/v1/triage/", {"log": "123"}, format="json").json()
     shown = {m["entry_id"] for m in body["matches"]}
@@ -227,6 +253,22 @@ def test_a_text_body_is_read_in_the_charset_it_names(kb, ci):
     body = ci.post("/api/v1/triage/", log.encode("gbk"), content_type="text/plain; charset=gbk").json()
 
     assert "数据加载失败" in body["signature"]["raw_message"]
+
+
+def test_a_text_body_in_a_charset_that_is_no_text_codec_is_a_400_not_a_crash(db, ci):
+    for charset in ("idna", "base64", "no-such-charset"):
+        resp = ci.post("/api/v1/triage/", b"RuntimeError: x", content_type=f"text/plain; charset={charset}")
+        assert_error(resp, 400, "bad_request")
+    assert TriageRecord.objects.count() == 0
+
+
+def test_a_text_body_without_a_charset_is_sniffed_as_an_upload_is_and_never_unpacked(kb, ci):
+    log = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    for encoded in (log.encode("utf-16"), log.encode("utf-16-le")):
+        body = ci.post("/api/v1/triage/", encoded, content_type="text/plain").json()
+        assert "no kernel image" in body["signature"]["raw_message"]
+    gz = gzip.compress(log.encode() * 1000)
+    assert_error(ci.post("/api/v1/triage/", gz, content_type="text/plain"), 400, "bad_request")
 
 
 def test_a_chunked_body_the_server_did_not_read_gets_411_not_empty(db, ci):

@@ -246,3 +246,19 @@ def test_a_blank_title_is_refused_and_an_unchanged_save_adds_no_revision(kb, edi
     assert same.status_code == 302 and Version.objects.get_for_object(entry).count() == before
     entry.refresh_from_db()
     assert "new words" not in entry.remedy_markdown
+
+
+def test_saving_a_remedy_as_a_browser_sends_it_with_crlf_adds_no_revision(kb, editor_client, editor):
+    from kb.services import entry_update
+
+    entry = entry_update(_sm120(), title=_sm120().title, remedy_markdown="Two steps:\n\n- one\n- two", user=editor)
+    before = Version.objects.get_for_object(entry).count()
+
+    editor_client.post(
+        f"/kb/entries/{entry.pk}/edit/",
+        {"title": entry.title, "remedy_markdown": entry.remedy_markdown.replace("\n", "\r\n")},
+    )
+
+    assert Version.objects.get_for_object(entry).count() == before
+    entry.refresh_from_db()
+    assert "\r" not in entry.remedy_markdown

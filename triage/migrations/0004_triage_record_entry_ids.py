@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='triagerecord',
             name='entry_ids',
-            field=models.JSONField(blank=True, default=list),
+            field=models.JSONField(blank=True, default=None, null=True),
         ),
     ]
