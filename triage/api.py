@@ -127,6 +127,7 @@ class RecordOutput(serializers.ModelSerializer):  # type: ignore[type-arg]
             "verdict",
             "top_entry_id",
             "top_score",
+            "entry_ids",
             "headline",
             "fingerprint",
             "context",

@@ -36,6 +36,9 @@ ALLOWED_TAGS = {
 
 
 LIST_ITEM_RE = re.compile(r"^ {0,3}(?:[-*+]|\d{1,3}[.)])\s+\S")
+# What may start a list right under a paragraph, as in CommonMark: a bullet, or "1." ("2007. was
+# a year" inside a paragraph is no list).
+LIST_START_RE = re.compile(r"^ {0,3}(?:[-*+]|1[.)])\s+\S")
 
 
 def lists_after_paragraphs(text: str) -> str:
@@ -47,7 +50,7 @@ def lists_after_paragraphs(text: str) -> str:
     for line in text.splitlines():
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
-        elif not fenced and LIST_ITEM_RE.match(line) and _plain_text(prev):
+        elif not fenced and LIST_START_RE.match(line) and _plain_text(prev):
             out.append("")
         out.append(line)
         prev = line

@@ -25,3 +25,9 @@ def test_a_pack_fix_that_is_a_list_renders_as_a_list_under_its_label():
     html = render_markdown(entry.remedy_markdown)
 
     assert "<p><strong>Fix.</strong></p>" in html and "<li>Lower <code>gpu_memory_utilization</code>.</li>" in html
+
+
+def test_only_a_bullet_or_a_one_starts_a_list_under_a_paragraph():
+    html = render_markdown("It broke in\n2024. The fix came later.")
+
+    assert "<ol" not in html and "<li>" not in html
