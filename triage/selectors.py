@@ -76,3 +76,8 @@ def trends(days: int = 30) -> dict[str, object]:
         ],
         "unmatched": unmatched,
     }
+
+
+def triage_record_get(pk: int) -> TriageRecord | None:
+    """One recorded triage, or None."""
+    return TriageRecord.objects.filter(pk=pk).first()

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,10 @@ from triage.ranking import (
 )
 from triage.ranking_cache import Snapshot, get_snapshot
 from triage.selectors import feedback_votes
+
+if TYPE_CHECKING:
+    from kb.models import Entry
+    from triage.models import TriageRecord
 
 logger = logging.getLogger("fixbase.triage")
 
@@ -203,7 +207,7 @@ class FeedbackRefused(ValueError):
     """A vote on an entry the triage did not show."""
 
 
-def feedback_on_triage(user: Any, record: Any, entry_id: int, helpful: bool) -> Any:
+def feedback_on_triage(user: Any, record: TriageRecord, entry_id: int, helpful: bool) -> Entry:
     """A vote on one of the entries a triage showed, for that triage's failure (its fingerprint).
 
     Votes re-rank every later triage of the same failure, so an entry the triage never showed

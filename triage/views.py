@@ -13,9 +13,8 @@ from config.http import HtmxHttpRequest as HttpRequest
 from kb.models import Entry
 from kb.permissions import can_edit, editor_required
 from kb.services import entry_create_from_paste
-from triage.models import TriageRecord
 from triage.request_limits import body_too_large, too_large_message
-from triage.selectors import trends
+from triage.selectors import trends, triage_record_get
 from triage.services import FeedbackRefused, feedback_on_triage, triage_and_record
 
 logger = logging.getLogger("fixbase.triage")
@@ -64,7 +63,7 @@ def feedback_view(request: HttpRequest) -> HttpResponse:
     helpful = request.POST.get("helpful")
     if not entry_id.isdigit() or not record_id.isdigit() or helpful not in ("0", "1"):
         return HttpResponse("Feedback needs an entry, the triage it was shown by and a vote.", status=400)
-    record = TriageRecord.objects.filter(pk=int(record_id)).first()
+    record = triage_record_get(int(record_id))
     if record is None:
         return HttpResponse("That triage is not on record.", status=404)
     try:
