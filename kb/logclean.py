@@ -24,6 +24,17 @@ class CleanLine:
 MAX_LINE = 4096  # longer lines (data dumps) are cut: nothing that identifies an error sits past this
 
 
+def log_lines(text: str) -> list[str]:
+    """A log's lines as `grep -n`, editors and ingest (which reads files line by line) number them:
+    only a newline ends a line. A lone carriage return is a progress bar's redraw, kept inside its
+    line for `clean_line`; `str.splitlines` would also break there, and at form feeds and other
+    separators, and every line number after one would then point past the user's own."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines[-1] == "":  # the newline that ends the last line starts no line of its own
+        lines.pop()
+    return lines
+
+
 @lru_cache(maxsize=4096)  # a triage reads each line of a paste three or four times (scan, region, words)
 def clean_line(raw: str) -> CleanLine:
     text = raw if len(raw) <= MAX_LINE else raw[:MAX_LINE]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from kb.errorblock import ErrorBlock, Frame
 from kb.errorlines import ANY_ERROR_LINE_RE, identity, read_line
 from kb.exceptionlines import exception_after_header, match_exception
-from kb.logclean import clean_line
+from kb.logclean import clean_line, log_lines
 from kb.logpatterns import (
     ARGPARSE_RE,
     CHAIN_CAUSE_RE,
@@ -80,7 +80,7 @@ def scan_log(text: str, offset: int = 0) -> tuple[ErrorBlock, ...]:
     A chain marker ("The above exception was the direct cause…") says how the next traceback
     relates to the block before it; a traceback, or rich's box, is read whole; any other line on
     its own."""
-    lines = text.splitlines()
+    lines = log_lines(text)
     scan = ScanState(lines, offset)
     i = 0
     n = len(scan.logical)

@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from kb.logclean import clean_line
+from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE
 from kb.logscan import Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
@@ -135,7 +135,7 @@ def telling_lines(text: str, limit: int = 20, quiet_if_nothing_else: bool = Fals
     lines (a client retrying "Server is not up yet") is told by those."""
     out: list[str] = []
     quiet: list[str] = []
-    for raw in text.splitlines():
+    for raw in log_lines(text):
         line = clean_line(raw).text.strip()
         if not line or CONFIG_DUMP_RE.match(line):
             continue

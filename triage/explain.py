@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kb.logclean import log_lines
 from kb.logscan import ErrorBlock
 from kb.normalize import strip_boilerplate
 from triage.corpus import Corpus, Doc
@@ -73,7 +74,7 @@ def highlight_lines(root: ErrorBlock | None, text: str, matched: list[str], shar
     """The pasted lines that decided the match: the root error's message lines and the frames it shares."""
     if root is None:
         return ()
-    lines = text.splitlines()
+    lines = log_lines(text)
     out: set[int] = set()
     funcs = {f.rsplit(":", 1)[-1] for f in shared}
     for n in range(root.line_start, min(root.line_end, len(lines)) + 1):
@@ -100,7 +101,7 @@ def root_context(root: ErrorBlock | None, text: str, before: int = 8) -> str:
     """The root error's lines and the few above it: where the numbers that matter are printed."""
     if root is None:
         return text
-    lines = text.splitlines()
+    lines = log_lines(text)
     return "\n".join(lines[max(0, root.line_start - 1 - before) : root.line_end])
 
 

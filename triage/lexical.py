@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from kb.logclean import clean_line
+from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE
 from kb.logscan import ErrorBlock
 
@@ -28,7 +28,7 @@ MAX_REGION_LINES = 120
 
 def raw_tokens(text: str) -> list[str]:
     """Lower-cased words and numbers of text with ANSI codes and launcher prefixes removed."""
-    lines = text.splitlines()[:MAX_DOC_LINES]
+    lines = log_lines(text)[:MAX_DOC_LINES]
     return RAW_TOKEN_RE.findall("\n".join(clean_line(line).text for line in lines).lower())
 
 
@@ -52,7 +52,7 @@ def error_region(text: str, blocks: Sequence[ErrorBlock], fallback: Sequence[str
 
 
 def _lines_around(text: str, blocks: Sequence[ErrorBlock]) -> str:
-    lines = text.splitlines()
+    lines = log_lines(text)
     numbers: set[int] = set()
     for b in blocks:
         numbers.update(range(max(1, b.line_start - REGION_BEFORE), min(len(lines), b.line_end + REGION_AFTER) + 1))

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from config.access import public_read
 from config.http import HtmxHttpRequest as HttpRequest
+from kb.logclean import log_lines
 from kb.models import Entry
 from kb.permissions import can_edit, editor_required
 from kb.services import entry_create_from_paste
@@ -38,7 +39,7 @@ def paste_view(request: HttpRequest) -> HttpResponse:
         logger.info("paste refused: empty")
         return _render(request, {"error": "The paste is empty: paste a traceback or a log."}, status=400)
     result, record = triage_and_record(log, "web", user=request.user)
-    lines = log.splitlines()
+    lines = log_lines(log)
     highlights = set(result.matches[0].explanation.highlight_lines) if result.matches else set()
     numbered = [(n, line, n in highlights) for n, line in enumerate(lines, 1)]
     return _render(request, {"result": result, "record": record, "log": log, "numbered": numbered})

@@ -7,6 +7,7 @@ import re
 from ingest.parsers.base import Candidate
 from ingest.parsers.jsonchat import resolving_comment
 from ingest.parsers.reports import has_error, title_for
+from kb.logclean import log_lines
 
 # "### @alice commented on Mar 3, 2025", "**alice** commented", "alice commented on 2025-03-03"
 COMMENT_RE = re.compile(
@@ -21,7 +22,7 @@ def looks_like_issue(text: str) -> bool:
 
 
 def parse_issue_markdown(text: str) -> list[Candidate]:
-    lines = text.splitlines()
+    lines = log_lines(text)
     marks = [i for i, line in enumerate(lines) if COMMENT_RE.match(line.strip())]
     if not marks:
         return []

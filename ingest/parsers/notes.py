@@ -10,6 +10,7 @@ import re
 
 from ingest.parsers.base import Candidate
 from ingest.parsers.reports import first_line, has_error, title_for
+from kb.logclean import log_lines
 
 HEADING_RE = re.compile(r"^#{1,3}\s+(?P<text>\S.*)$")
 
@@ -22,7 +23,7 @@ def looks_like_notes(text: str) -> bool:
 
 
 def parse_notes(text: str) -> list[Candidate]:
-    lines = text.splitlines()
+    lines = log_lines(text)
     heads = [i for i, line in enumerate(lines) if HEADING_RE.match(line)]
     out: list[Candidate] = []
     if heads and heads[0] > 0:

@@ -6,6 +6,7 @@ import re
 
 from ingest.parsers.base import Candidate
 from ingest.parsers.turns import pair_turns, turns_from_markers
+from kb.logclean import log_lines
 
 MARKER_RE = re.compile(
     r"^\s*(?:\*\*|#{1,3}\s*)?(?P<who>User|Assistant|Human|AI|ChatGPT|Claude|Me|You|用户|助手|我|问|答)"
@@ -39,4 +40,4 @@ def looks_like_plainchat(text: str) -> bool:
 
 
 def parse_plainchat(text: str) -> list[Candidate]:
-    return pair_turns(turns_from_markers(text.splitlines(), MARKER_RE, ROLES))
+    return pair_turns(turns_from_markers(log_lines(text), MARKER_RE, ROLES))

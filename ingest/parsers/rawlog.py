@@ -9,6 +9,7 @@ from pathlib import Path
 from ingest.parsers.base import Candidate
 from ingest.parsers.reports import title_for
 from ingest.parsers.stream import Window, iter_windows, open_log
+from kb.logclean import log_lines
 from kb.logscan import ErrorBlock, scan_log
 from kb.normalize import mask_message
 from kb.rootcause import dedupe_blocks, select_root
@@ -24,7 +25,7 @@ def parse_rawlog(text: str) -> list[Candidate]:
 
 def _window_candidates(text: str, offset: int = 0) -> list[Candidate]:
     """Candidates of one window of a log; `offset` shifts line numbers to the whole file's."""
-    lines = text.splitlines()
+    lines = log_lines(text)
     blocks = dedupe_blocks(scan_log(text))
     # Each informative failure is a candidate; symptoms and warnings are context of one.
     primary = [b for b in blocks if b.kind in ("traceback", "exception_line", "error_line", "metric") and not b.symptom]

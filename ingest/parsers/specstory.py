@@ -6,6 +6,7 @@ import re
 
 from ingest.parsers.base import Candidate
 from ingest.parsers.turns import pair_turns, turns_from_markers
+from kb.logclean import log_lines
 
 TURN_RE = re.compile(r"^_\*\*(?P<who>User|Assistant)\b[^*]*\*\*_\s*$")
 ROLES = {"user": "user", "assistant": "assistant"}
@@ -16,4 +17,4 @@ def looks_like_specstory(text: str) -> bool:
 
 
 def parse_specstory(text: str) -> list[Candidate]:
-    return pair_turns(turns_from_markers(text.splitlines(), TURN_RE, ROLES))
+    return pair_turns(turns_from_markers(log_lines(text), TURN_RE, ROLES))

@@ -346,3 +346,19 @@ def test_history_filters_are_checked(db, ci):
     resp = ci.post("/api/v1/triage/", {"log": SM120, "context": "job1"}, format="json")
     assert_error(resp, 400, "bad_request")
     assert resp.json()["error"]["message"].startswith("context")
+
+
+def test_line_numbers_count_newlines_as_ingest_and_grep_do_not_progress_bar_redraws(kb, ci):
+    from ingest.parsers.rawlog import parse_rawlog
+
+    bars = "\r".join(f"{p:3d}%|{'#' * (p // 10):<10}| {p}/100 [00:0{p // 50}<00:02, 50it/s]" for p in (0, 50, 100))
+    log = (
+        f"{bars}\nINFO vllm engine ready\nTraceback (most recent call last):\n"
+        '  File "/opt/verl/main_ppo.py", line 42, in main\n    trainer.fit()\n' + SM120
+    )
+    error_line = log.split("\n").index(SM120.strip()) + 1  # 6, as `grep -n` says
+
+    body = ci.post("/api/v1/triage/", {"log": log}, format="json").json()
+
+    assert body["signature"]["root_lines"][1] == error_line
+    assert parse_rawlog(log)[0].line_end == error_line  # ingest numbers the same text the same way
