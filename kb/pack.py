@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,10 +37,9 @@ class PackEntry:
     @property
     def remedy_markdown(self) -> str:
         versions = f"\n\n**Versions.** {self.versions}" if self.versions.strip() else ""
-        fix = self.fix.strip()
-        # A fix that is a list goes under its label, or the items would run into the label's line.
-        sep = "\n\n" if re.match(r"(?:[-*+]|\d{1,3}[.)])\s", fix) else " "
-        return f"**Cause.** {self.cause.strip()}\n\n**Fix.**{sep}{fix}{versions}"
+        # The fix starts on the line under its label: prose reads on as one paragraph, and a list
+        # is a list (the renderer lets a list start right under a line of text).
+        return f"**Cause.** {self.cause.strip()}\n\n**Fix.**\n{self.fix.strip()}{versions}"
 
 
 @dataclass(frozen=True)
