@@ -73,7 +73,7 @@ def clean_line(raw: str) -> CleanLine:
 
 def for_display(text: str) -> str:
     """An error line as a title shows it: without progress bars of any width or a logger's header."""
-    return DISPLAY_NOISE_RE.sub(" ", text).strip() if ("%|" in text or ">>" in text or text[:1] == "[") else text
+    return DISPLAY_NOISE_RE.sub(" ", text).strip()
 
 
 JSON_MESSAGE_KEYS = ("msg", "message", "error", "err", "event")
