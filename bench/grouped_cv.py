@@ -396,16 +396,23 @@ def write_weights(path: Path, tables: list[QueryTable], cols: list[int], c: floa
     print(f"wrote {path}: threshold {fitted.threshold:.4f}, floor {fitted.floor:.4f}")
 
 
+def cv_options(ap: argparse.ArgumentParser, repeats: int) -> None:
+    """The options every grouped-CV script takes: folds, fold assignments, the tables' cache."""
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument(
+        "--repeats", type=int, default=repeats, help="random fold assignments averaged (1: GroupKFold's own)"
+    )
+    ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
+
+
 def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true", help="fit on everything and write triage/ranker_weights.json")
-    ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=5, help="random fold assignments averaged (1: GroupKFold's own)")
+    cv_options(ap, repeats=5)
     ap.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
     ap.add_argument("--drop", action="append", default=[], help="leave a feature of the model out")
     ap.add_argument("--add", action="append", default=[], help="add a computed feature the model leaves out")
     ap.add_argument("--ablate", action="store_true", help="also report the CV figures without each feature")
-    ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--show", action="store_true", help="print every wrong answer")
     ap.add_argument("--curve", action="store_true", help="print the precision-coverage curve of the CV scores")
     ap.add_argument(

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from _django import setup_throwaway
 from benchsets import QueryTable
-from grouped_cv import COLUMNS, FEATURES, load_tables, print_runs
+from grouped_cv import COLUMNS, FEATURES, cv_options, load_tables, print_runs
 
 from triage.ranking import MODEL_FEATURES
 
@@ -130,9 +130,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--lr", type=float, default=2e-5)
-    ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=1, help="random fold assignments averaged (1: GroupKFold's own)")
-    ap.add_argument("--cache", help="pickle of collected tables (bench/grouped_cv.py --cache)")
+    cv_options(ap, repeats=1)
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:

@@ -23,7 +23,7 @@ import shutil
 import numpy as np
 from _django import setup_throwaway
 from benchsets import QueryTable
-from grouped_cv import COLUMNS, FEATURES, load_tables, print_runs
+from grouped_cv import COLUMNS, FEATURES, cv_options, load_tables, print_runs
 
 from triage.ranking import MODEL_FEATURES
 
@@ -108,9 +108,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lam", type=float, default=0.001, help="pull of W towards the identity")
     ap.add_argument("--epochs", type=int, default=200)
-    ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=5, help="random fold assignments averaged")
-    ap.add_argument("--cache", help="pickle of collected tables (bench/grouped_cv.py --cache)")
+    cv_options(ap, repeats=5)
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:
