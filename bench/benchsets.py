@@ -3,6 +3,7 @@
 A *run* is one knowledge base plus the query sets asked against it:
   dev    = ../shared/bench/dev/corpus + ../shared/samples,      queries dev, dev-long
   train  = ../shared/bench/train/corpus + dev/corpus + samples, queries train, train-long
+  fresh  = bench/data/fresh/corpus + train's knowledge base,      queries fresh, fresh-long
   pack   = the starter pack alone,                               queries its second reports
 (the same corpora `../shared/bench/run_bench.py` ingests). Every query is triaged with every
 candidate kept, so fitting and grouped cross-validation can re-rank offline.
@@ -23,6 +24,7 @@ from _django import ROOT
 SHARED = ROOT.parent / "shared"
 BENCH = SHARED / "bench"
 SAMPLES = SHARED / "samples"
+FRESH = ROOT / "bench" / "data" / "fresh"
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
     "dev": (
@@ -34,6 +36,18 @@ RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
         [BENCH / "train" / "corpus", BENCH / "dev" / "corpus", SAMPLES],
         [BENCH / "train" / "spans.json", BENCH / "dev" / "spans.json", BENCH / "samples-spans.json"],
         [("train", BENCH / "train" / "queries.jsonl"), ("train-long", BENCH / "train-long" / "queries.jsonl")],
+    ),
+    # Problems gathered after the last fit (bench/fresh_build.py), asked against the largest
+    # knowledge base: their own first reports among train's, dev's and the samples' entries.
+    "fresh": (
+        [FRESH / "corpus", BENCH / "train" / "corpus", BENCH / "dev" / "corpus", SAMPLES],
+        [
+            FRESH / "spans.json",
+            BENCH / "train" / "spans.json",
+            BENCH / "dev" / "spans.json",
+            BENCH / "samples-spans.json",
+        ],
+        [("fresh", FRESH / "queries.jsonl"), ("fresh-long", FRESH.parent / "fresh-long" / "queries.jsonl")],
     ),
     # dev's queries against train's knowledge base (5x the entries, dev's own among them): how a
     # model fitted on one wave of problems carries over to another, in a larger knowledge base.

@@ -421,6 +421,11 @@ def parse_args() -> argparse.Namespace:
         help="also the starter pack's second reports (KB: the pack alone) in fitting and CV",
     )
     ap.add_argument(
+        "--fresh",
+        action="store_true",
+        help="also the problems gathered after the last fit (bench/data/fresh) in fitting and CV",
+    )
+    ap.add_argument(
         "--pairs",
         action="store_true",
         help="also train the candidate model on reports asked against reports (never judged on them)",
@@ -456,7 +461,7 @@ def main() -> None:
     try:
         from triage.ranking import WEIGHTS_PATH
 
-        tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs)
+        tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs, args.fresh)
         cols = [i for i, f in enumerate(FEATURES) if (f in MODEL_FEATURES or f in args.add) and f not in args.drop]
         outs = grouped_cv(tables, cols, args.C, args.folds, repeats=args.repeats)
         print_figures(tables, outs, args)
@@ -469,7 +474,11 @@ def main() -> None:
 
 
 def load_tables(
-    cache: str | None, features: tuple[str, ...], with_pack: bool = False, with_pairs: bool = False
+    cache: str | None,
+    features: tuple[str, ...],
+    with_pack: bool = False,
+    with_pairs: bool = False,
+    with_fresh: bool = False,
 ) -> list[QueryTable]:
     """The judged tables (and, with `with_pairs`, the reports-against-reports training tables),
     read from `cache` (pairs: `cache`.pairs) when it exists, else collected and written there."""
@@ -493,6 +502,8 @@ def load_tables(
     )
     if with_pairs:
         tables += cached(f"{cache}.pairs" if cache else None, lambda: collect_pairs(features))
+    if with_fresh:
+        tables += cached(f"{cache}.fresh" if cache else None, lambda: collect("fresh", features))
     return tables
 
 

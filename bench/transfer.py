@@ -10,7 +10,10 @@ dev's queries, from problems gathered in another wave, are judged twice:
   - against dev's own knowledge base (dev corpus + samples), as `make evaluate` asks them;
   - against train's knowledge base (train + dev corpora + samples: 5x the entries, the right
     ones among them), where every train entry is one more look-alike.
-`--cache FILE` keeps the collected tables (FILE and FILE.transfer) for the next run.
+With `--fresh`, the problems gathered after the last fit (bench/data/fresh, bench/fresh_build.py)
+are judged instead, against the largest knowledge base (fresh + train + dev corpora + samples), by
+models fitted as `make fit-ranker` fits the shipped ones: on dev, dev-long, train and train-long.
+`--cache FILE` keeps the collected tables (FILE and FILE.transfer or FILE.fresh) for the next run.
 """
 
 from __future__ import annotations
@@ -22,20 +25,35 @@ from pathlib import Path
 
 from _django import setup_throwaway
 from benchsets import QueryTable, collect
-from grouped_cv import COLUMNS, FEATURES, commit, decide, fit_all, load_tables, print_table, report, scores
+from grouped_cv import (
+    COLUMNS,
+    FEATURES,
+    commit,
+    decide,
+    fit_all,
+    load_tables,
+    print_misses,
+    print_table,
+    report,
+    scores,
+)
 
 from triage.ranking import MODEL_FEATURES
 
 JUDGED = ("dev", "dev-long", "dev@train-kb", "dev-long@train-kb")
+FITTED = ("train", "train-long")
+FRESH_JUDGED = ("fresh", "fresh-long")
+FRESH_FITTED = ("dev", "dev-long", "train", "train-long")
 
 
-def transfer_tables(cache: str | None) -> list[QueryTable]:
-    """dev's queries asked against train's knowledge base, read from `cache`.transfer if it exists."""
-    path = Path(f"{cache}.transfer") if cache else None
+def transfer_tables(cache: str | None, run: str = "dev-in-train", suffix: str = "transfer") -> list[QueryTable]:
+    """The run's tables (dev's queries against train's knowledge base, or the fresh problems),
+    read from `cache`.`suffix` if it exists."""
+    path = Path(f"{cache}.{suffix}") if cache else None
     if path and path.exists():
         with open(path, "rb") as fh:
             return pickle.load(fh)  # noqa: S301 - a file this script wrote
-    tables = collect("dev-in-train", COLUMNS)
+    tables = collect(run, COLUMNS)
     if path:
         with open(path, "wb") as fh:
             pickle.dump(tables, fh)
@@ -43,19 +61,29 @@ def transfer_tables(cache: str | None) -> list[QueryTable]:
 
 
 def main() -> None:
-    """1. Collect (or read) the tables; 2. fit on train + train-long; 3. judge the four dev sets."""
+    """1. Collect (or read) the tables; 2. fit (on train + train-long, or on all four shared sets
+    with `--fresh`); 3. judge the four dev sets (or the two fresh ones)."""
     ap = argparse.ArgumentParser()
+    ap.add_argument("--fresh", action="store_true", help="judge bench/data/fresh, fitted on the shared sets")
+    ap.add_argument("--show", action="store_true", help="list the queries answered wrong")
     ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--folds", type=int, default=5, help="inner grouped folds of the threshold's fit")
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:
-        tables = load_tables(args.cache, COLUMNS) + transfer_tables(args.cache)
+        if args.fresh:
+            extra, fitted_on, judged = transfer_tables(args.cache, "fresh", "fresh"), FRESH_FITTED, FRESH_JUDGED
+        else:
+            extra, fitted_on, judged = transfer_tables(args.cache), FITTED, JUDGED
+        tables = load_tables(args.cache, COLUMNS) + extra
         cols = [i for i, f in enumerate(FEATURES) if f in MODEL_FEATURES]
-        fitted = fit_all([t for t in tables if t.set_name in ("train", "train-long")], set(), cols, 1.0, args.folds)
-        outs = [decide(t, scores(t, fitted.coef, fitted.bias, cols), fitted) for t in tables if t.set_name in JUDGED]
-        print(f"fitted on train + train-long, judged on dev's problems, commit {commit()}")
-        print_table([report(s, [o for o in outs if o.table.set_name == s]) for s in JUDGED] + [report("all", outs)])
+        fitted = fit_all([t for t in tables if t.set_name in fitted_on], set(), cols, 1.0, args.folds)
+        outs = [decide(t, scores(t, fitted.coef, fitted.bias, cols), fitted) for t in tables if t.set_name in judged]
+        print(f"fitted on {' + '.join(fitted_on)}, judged on {' + '.join(judged)}, commit {commit()}")
+        rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in judged] + [report("all", outs)]
+        print_table(rows)
+        if args.show:
+            print_misses(outs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
