@@ -31,3 +31,37 @@ def test_only_a_bullet_or_a_one_starts_a_list_under_a_paragraph():
     html = render_markdown("It broke in\n2024. The fix came later.")
 
     assert "<ol" not in html and "<li>" not in html
+
+
+# An assistant's answer in the TinyZero transcript of ../shared/samples (its lines 1921-1928):
+# commands fenced inside an item of a nested list, three spaces under "1. ".
+ASSISTANT_STEPS = """1. **清理磁盘空间**
+   - 删除不需要的文件、旧的 checkpoint、日志等：
+     ```bash
+     du -sh * | sort -h
+     rm -rf checkpoints/TinyZero/*
+     ```
+
+2. **检查剩余空间**"""
+
+
+def test_a_fence_inside_a_list_item_is_a_code_block_with_its_lines():
+    html = render_markdown(ASSISTANT_STEPS)
+
+    assert "<pre><code>du -sh * | sort -h\nrm -rf checkpoints/TinyZero/*\n</code></pre>" in html
+    assert "bash" not in html
+
+
+def test_a_list_indented_under_an_item_is_nested_and_the_steps_keep_their_numbers():
+    html = render_markdown(ASSISTANT_STEPS)
+
+    assert html.count("<ol>") == 1 and html.count("<ul>") == 1
+    assert html.index("<ul>") < html.index("检查剩余空间")
+
+
+def test_raw_html_in_a_remedy_is_shown_as_text_not_run():
+    html = render_markdown('Do not <script>alert(1)</script> or <a href="javascript:x()">this</a>')
+    link = render_markdown("[this](javascript:alert(1))")
+
+    assert "<script>" not in html and "<a " not in html and "&lt;script&gt;" in html
+    assert "<a" not in link
