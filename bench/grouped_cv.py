@@ -35,7 +35,7 @@ from triage.ranking import AGAINST, ANSWER_FEATURES, FEATURES, MODEL_FEATURES, a
 # Collected per candidate: the candidate model's features, then what only the answer model reads.
 COLUMNS = FEATURES + tuple(k for k in ANSWER_FEATURES if k not in FEATURES and k not in ("logit_top", "gap"))
 
-SETS = ("dev", "dev-long", "train", "train-long", "pack")
+SETS = ("dev", "dev-long", "train", "train-long", "fresh", "fresh-long", "pack")
 MAX_SHOWN = 5
 UNKNOWN_WEIGHT = 1.0
 FLOOR_LOSS = 0.02  # the floor may hide the right entry from at most this share of known queries
@@ -443,8 +443,9 @@ def print_figures(tables: list[QueryTable], outs: list[Outcome], args: argparse.
     )
     present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
     rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]
-    if "pack" in present:
-        rows.append(report("all but pack", [o for o in outs if o.table.set_name != "pack"]))
+    for extra, names in (("pack", ("pack",)), ("fresh", ("fresh", "fresh-long"))):
+        if extra in present:
+            rows.append(report(f"all but {extra}", [o for o in outs if o.table.set_name not in names]))
     print_table(rows)
     print_ci_log_agreement()
     if args.curve:
