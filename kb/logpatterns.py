@@ -70,7 +70,11 @@ EXC_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
     r"(?:[A-Za-z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Died)|Exception|KeyboardInterrupt|StopIteration)"
     # any class from a module named errors/exceptions (triton.runtime.errors.OutOfResources)
-    r"|(?:[A-Za-z_]\w*\.)*(?:errors|exceptions)\.[A-Z]\w*)"
+    r"|(?:[A-Za-z_]\w*\.)*(?:errors|exceptions)\.[A-Z]\w*"
+    # any class named with its module, as Python prints an exception that is not a builtin
+    # (pyarrow.lib.ArrowInvalid: …, torch._dynamo.exc.Unsupported: …); only with a message, since a
+    # bare "pkg.Name" is as often a value as a type
+    r"|(?:[a-z_]\w*\.)+[A-Z]\w*(?=:\s*\S))"
     r"(?:\((?P<inner>[\w.]+)\))?"
     r"(?:(?P<colon>:)\s*(?P<msg>.*))?$"
 )

@@ -426,3 +426,23 @@ def test_glog_line_with_the_process_tag_after_its_header():
     )
     _, pattern, message = root_of(text)
     assert pattern == "log_error" and "is over 95% full" in message
+
+
+def test_an_exception_named_with_its_module_is_the_root_of_a_job_log_without_a_traceback():
+    # https://github.com/huggingface/datasets/issues/1817's error line, under a verl job's start-up
+    # warnings: Python prints a class that is not a builtin with its module, whatever its name ends in.
+    text = (
+        "(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/"
+        "fully_sharded_data_parallel.py:689: FutureWarning: FSDP.state_dict_type() and "
+        "FSDP.set_state_dict_type() are being deprecated. Please use APIs, get_state_dict() and set_state_dict()\n"
+        "pyarrow.lib.ArrowInvalid: Column 5 named input_ids expected length 1000 but got length 1096\n"
+        "(WorkerDict pid=4123) INFO: step 3 done\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "ArrowInvalid" and message.startswith("Column 5 named input_ids")
+
+
+def test_a_logger_name_with_a_colon_is_no_exception():
+    text = "torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 949 closing signal SIGTERM\n"
+    exc, _, _ = root_of(text)
+    assert exc != "torch.distributed.elastic.multiprocessing.api"
