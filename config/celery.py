@@ -11,3 +11,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("fixbase")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def workers_answering(timeout: float = 1.0) -> int:
+    """How many Celery workers answer a ping within `timeout` seconds (raises if the broker is down)."""
+    return len(app.control.ping(timeout=timeout))

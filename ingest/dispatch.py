@@ -31,6 +31,29 @@ def ingest_later(document_id: int) -> None:
         ingest_document.delay(document_id)
 
 
+WORKER_CHECK_SECONDS = 15.0  # a page polled every second pings the workers at most this often
+_worker_seen: tuple[float, bool] = (0.0, True)
+
+
+def no_worker_running() -> bool:
+    """With Celery, True when no worker answers a ping (so a queued document waits for one to
+    start); False on the embedded default, where this process runs every ingest itself."""
+    global _worker_seen
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return False
+    checked_at, answering = _worker_seen
+    if time.monotonic() - checked_at > WORKER_CHECK_SECONDS:
+        from config.celery import workers_answering
+
+        try:
+            answering = workers_answering(timeout=0.5) > 0
+        except Exception:  # a broker that is down has no worker either
+            logger.warning("could not ping the ingest workers", exc_info=True)
+            answering = False
+        _worker_seen = (time.monotonic(), answering)
+    return not answering
+
+
 def _run_here(document_id: int) -> None:
     from ingest.tasks import ingest_document
 

@@ -64,7 +64,10 @@ class Document(models.Model):
     entries_parsed = models.PositiveIntegerField(default=0)
     entries_created = models.PositiveIntegerField(default=0)
     entries_embedded = models.PositiveIntegerField(default=0)
-    entries_grouped = models.PositiveIntegerField(default=0, help_text="Problems added to an existing entry.")
+    entries_grouped = models.PositiveIntegerField(
+        default=0,
+        help_text="Problems that repeat an entry: one stored before, or one an earlier problem of the document made.",
+    )
     secrets_redacted = models.PositiveIntegerField(default=0)
     undecodable_bytes = models.PositiveBigIntegerField(
         default=0, help_text="Bytes the detected encoding could not decode; the original is kept beside the text."

@@ -316,16 +316,16 @@ def document_process(document_id: int, on_progress: ProgressCallback | None = No
             format=fmt,
             entries_parsed=len(candidates),
             entries_created=len(outcome.created),
-            entries_grouped=len(outcome.grouped),
+            entries_grouped=outcome.folded,
             entries_embedded=outcome.embedded,
         )
     doc.refresh_from_db()
     logger.info(
-        "ingested %s: %d candidates, %d new entries, %d grouped",
+        "ingested %s: %d candidates, %d new entries, %d repeats of an entry",
         doc.filename,
         len(candidates),
         len(outcome.created),
-        len(outcome.grouped),
+        outcome.folded,
     )
     return doc
 

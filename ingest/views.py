@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from config.access import public_read
 from config.http import HtmxHttpRequest as HttpRequest
-from ingest.dispatch import resume_abandoned
+from ingest.dispatch import no_worker_running, resume_abandoned
 from ingest.models import Document
 from ingest.parsers import FORMATS
 from ingest.services import IngestError, document_upload
@@ -40,7 +40,8 @@ def upload_view(request: HttpRequest) -> HttpResponse:
         logger.info("upload refused: %s", exc)
         context["error"] = str(exc)
         return render(request, "ingest/upload.html", context, status=400)
-    return redirect(submitted.document.get_absolute_url())
+    url = submitted.document.get_absolute_url()
+    return redirect(url if submitted.created else f"{url}?again=1")
 
 
 @public_read
@@ -49,7 +50,13 @@ def document_view(request: HttpRequest, pk: int) -> HttpResponse:
     if doc.status in (Document.Status.QUEUED, Document.Status.PROCESSING) and resume_abandoned():
         doc.refresh_from_db()
     template = "ingest/_status.html" if request.htmx else "ingest/document.html"
-    context = {"doc": doc, "polling": doc.status in ("queued", "processing"), "entries": entries_of_document(doc.pk)}
+    context = {
+        "doc": doc,
+        "polling": doc.status in ("queued", "processing"),
+        "entries": entries_of_document(doc.pk),
+        "waiting_for_worker": doc.status == Document.Status.QUEUED and no_worker_running(),
+        "uploaded_before": request.GET.get("again") == "1",
+    }
     return render(request, template, context)
 
 

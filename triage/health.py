@@ -33,10 +33,10 @@ def _worker() -> dict[str, Any]:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return {"ok": True, "mode": "in-process (no broker configured)"}
     try:
-        from config.celery import app
+        from config.celery import workers_answering
 
-        replies = app.control.ping(timeout=1.0)
-        return {"ok": bool(replies), "mode": "celery", "workers": len(replies)}
+        workers = workers_answering()
+        return {"ok": bool(workers), "mode": "celery", "workers": workers}
     except Exception as exc:
         return {"ok": False, "mode": "celery", "error": f"{type(exc).__name__}: {exc}"[:300]}
 

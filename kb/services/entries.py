@@ -42,6 +42,7 @@ class IngestOutcome:
     created: tuple[int, ...]  # new entry pks
     grouped: tuple[int, ...]  # existing entry pks that gained an occurrence
     embedded: int
+    folded: int = 0  # problems that repeat an entry (stored before, or made from an earlier problem of the batch)
 
 
 def entries_prepare(items: list[NewEntry]) -> list[Prepared]:
@@ -53,12 +54,16 @@ def entries_prepare(items: list[NewEntry]) -> list[Prepared]:
     return out
 
 
-def groups_with(sig: Signature, entry_fingerprint: str, entry_frames: list[str] | tuple[str, ...]) -> bool:
+def groups_with(sig: Signature, entry: Entry) -> bool:
     """Is this problem another occurrence of the entry: the same fingerprint (exception and
-    masked message) and, when both have frames, a shared frame near the raise."""
-    if sig.kind == "text" or not sig.message or sig.fingerprint != entry_fingerprint:
+    masked message) and, when both have frames, a shared frame near the raise. A problem told in
+    words only (a notes heading with no log under it) repeats an entry only word for word: masking
+    would merge "set it to 8" with "set it to 16"."""
+    if not sig.message or sig.fingerprint != entry.fingerprint:
         return False
-    return not sig.frames or not entry_frames or bool(set(sig.frames[:3]) & set(entry_frames[:3]))
+    if sig.kind == "text":
+        return " ".join(sig.raw_message.split()) == " ".join(entry.raw_message.split())
+    return not sig.frames or not entry.frames or bool(set(sig.frames[:3]) & set(entry.frames[:3]))
 
 
 BATCH = 500
@@ -75,7 +80,7 @@ def _existing_spans(items: list[NewEntry]) -> set[tuple[int, int]]:
 
 def _entries_by_fingerprint(prepared: list[Prepared]) -> dict[tuple[str, str, str], list[Entry]]:
     """Existing entries that share a fingerprint with one of the new problems (read in batches)."""
-    fps = sorted({p.sig.fingerprint for p in prepared if p.sig.kind != "text" and p.sig.message})
+    fps = sorted({p.sig.fingerprint for p in prepared if p.sig.message})
     out: dict[tuple[str, str, str], list[Entry]] = {}
     for k in range(0, len(fps), BATCH):
         for e in Entry.objects.filter(fingerprint__in=fps[k : k + BATCH]).exclude(origin="pack").order_by("pk"):
@@ -111,7 +116,7 @@ def entries_ingest(items: list[NewEntry]) -> IngestOutcome:
             if item.document_id is not None and (item.document_id, item.line_start) in stored:
                 continue
             key = (p.sig.fingerprint, p.sig.exc_type[:200], p.sig.pattern)
-            entry = next((e for e in known.get(key, ()) if groups_with(p.sig, e.fingerprint, e.frames)), None)
+            entry = next((e for e in known.get(key, ()) if groups_with(p.sig, e)), None)
             if entry is None:
                 entry = _entry_new(p)
                 new_entries.append((entry, vec))
@@ -136,7 +141,9 @@ def entries_ingest(items: list[NewEntry]) -> IngestOutcome:
         # Written even if an outer transaction later rolls back: the index is a cache, and a
         # vector whose entry does not exist is ignored by triage (and dropped by rebuild_index).
         index_add([e.pk for e in created], np.vstack([v for _, v in new_entries]))
-    return IngestOutcome(tuple(e.pk for e in created), tuple(dict.fromkeys(grouped)), len(created))
+    return IngestOutcome(
+        tuple(e.pk for e in created), tuple(dict.fromkeys(grouped)), len(created), folded=len(placed) - len(created)
+    )
 
 
 def entries_create_separate(items: list[NewEntry]) -> list[Entry]:

@@ -144,3 +144,28 @@ def test_a_worker_killed_mid_document_leaves_nothing_and_the_restarted_worker_fi
     stored = set(Occurrence.objects.filter(document_id=doc.pk).values_list("line_start", "line_end"))
     assert stored == {(c.line_start, c.line_end) for c in clean}
     assert len(stored) == 5
+
+
+def test_a_document_queued_while_no_worker_runs_says_so_until_one_starts(start_worker, settings, monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    from ingest import dispatch
+    from tests.conftest import make_user
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # as a deployment with REDIS_URL has it
+    monkeypatch.setattr(dispatch, "_worker_seen", (0.0, True))
+    monkeypatch.setattr(dispatch, "WORKER_CHECK_SECONDS", 0.0)
+    client = Client()
+    client.force_login(make_user("uploader", editor=True))
+    notes = (ROOT / "samples" / "swift_grpo_notes.txt").read_bytes()
+    page = client.post("/upload/", {"file": SimpleUploadedFile("notes.txt", notes)}, follow=True)
+    assert "No ingest worker is running" in page.content.decode()
+    doc = Document.objects.get()
+    assert doc.status == "queued"
+
+    worker = start_worker()
+    status = _wait_for(doc.pk, {"done", "failed"}, timeout=90, poll=0.5)
+    worker.terminate()
+    assert status == "done", worker.communicate(timeout=30)[0][-3000:]
+    assert "No ingest worker is running" not in client.get(f"/upload/{doc.pk}/").content.decode()

@@ -110,3 +110,38 @@ def test_different_code_paths_with_the_same_message_stay_separate():
         document_submit("b.log", [tb("verl/workers/actor/dp_actor", "update_policy").encode()]).document.pk
     )
     assert Entry.objects.count() == 2
+
+
+# The ms-swift notes of ../shared/samples have a heading with no log under it (its line 62);
+# a revised copy of the notes must not make it a second entry.
+HEADING_ONLY = "# 如果在swift rollout中使用multi_turn_scheduler，需要external_plugins\n"
+WITH_A_LOG = "# Lower max_tokens\nValueError: max_tokens must be at least 1, got -1234.\n"
+
+
+@pytest.mark.django_db
+def test_a_revised_copy_of_notes_adds_no_second_entry_for_a_heading_without_a_log():
+    document_process(document_submit("notes.txt", [(WITH_A_LOG + "\n" + HEADING_ONLY).encode()]).document.pk)
+    assert Entry.objects.count() == 2
+    revised = WITH_A_LOG + "\n\n" + HEADING_ONLY.replace("\n", "  \n")  # a blank line and trailing spaces more
+    second = document_process(document_submit("notes-v2.txt", [revised.encode()]).document.pk)
+
+    assert Entry.objects.count() == 2
+    assert (second.entries_parsed, second.entries_created, second.entries_grouped) == (2, 0, 2)
+
+
+@pytest.mark.django_db
+def test_headings_that_differ_only_in_a_number_stay_two_entries():
+    notes = "# Set rollout.n to 8 when GRPO reports zero std\n\n# Set rollout.n to 16 when GRPO reports zero std\n"
+    doc = document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
+
+    assert (doc.entries_parsed, doc.entries_created, doc.entries_grouped) == (2, 2, 0)
+
+
+@pytest.mark.django_db
+def test_a_problem_seen_twice_in_one_document_counts_as_a_repeat():
+    raw = "Traceback (most recent call last):\nValueError: max_tokens must be at least 1, got -1234.\n"
+    notes = f"# Lower max_tokens\n{raw}\n# Lower max_tokens again\n{raw.replace('-1234', '-7')}"
+    doc = document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
+
+    assert (doc.entries_parsed, doc.entries_created, doc.entries_grouped) == (2, 1, 1)
+    assert Entry.objects.get().occurrences.count() == 2

@@ -71,7 +71,8 @@ class Command(BaseCommand):
                 self.stderr.write(f"{path}: failed: {doc.error}")
                 continue
             self.stdout.write(
-                f"{path}: {doc.format}, {doc.entries_parsed} problem→fix pairs, {doc.entries_created} new entries"
+                f"{path}: {doc.format}, {doc.entries_parsed} problem→fix pairs, {doc.entries_created} new entries, "
+                f"{doc.entries_grouped} repeats of an entry"
             )
         if failed:
             raise CommandError(f"{failed} file(s) failed")
