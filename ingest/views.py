@@ -14,6 +14,7 @@ from config.http import HtmxHttpRequest as HttpRequest
 from ingest.dispatch import no_worker_running, resume_abandoned
 from ingest.models import Document
 from ingest.parsers import FORMATS
+from ingest.selectors import document_excerpt
 from ingest.services import IngestError, document_upload
 from kb.permissions import editor_required
 from kb.selectors import entries_of_document
@@ -58,6 +59,21 @@ def document_view(request: HttpRequest, pk: int) -> HttpResponse:
         "uploaded_before": request.GET.get("again") == "1",
     }
     return render(request, template, context)
+
+
+@public_read
+def document_lines_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """The lines an entry was seen at (`?from=&to=`), in their document, with some context."""
+    doc = get_object_or_404(Document, pk=pk)
+    try:
+        start, end = int(request.GET.get("from", "1")), int(request.GET.get("to", request.GET.get("from", "1")))
+    except ValueError:
+        return render(
+            request, "ingest/lines.html", {"doc": doc, "error": "from and to must be line numbers."}, status=400
+        )
+    if not doc.file or not Path(doc.file.path).exists():
+        raise Http404("The document's text is not stored.")
+    return render(request, "ingest/lines.html", {"doc": doc, "excerpt": document_excerpt(doc.file.path, start, end)})
 
 
 @editor_required
