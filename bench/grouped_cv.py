@@ -61,6 +61,17 @@ def answer_row(t: QueryTable, s: np.ndarray) -> np.ndarray:
     return np.array([feats[k] for k in ANSWER_FEATURES])
 
 
+def answer_features_extend(names: Sequence[str]) -> None:
+    """An experiment: the answer model also reads these features of the first candidate."""
+    global ANSWER_FEATURES
+    import triage.ranking
+
+    unknown = [n for n in names if n not in COLUMNS]
+    if unknown:
+        raise SystemExit(f"not a candidate feature: {', '.join(unknown)} (one of {', '.join(COLUMNS)})")
+    ANSWER_FEATURES = triage.ranking.ANSWER_FEATURES = (*ANSWER_FEATURES, *names)
+
+
 def answer_probability(row: np.ndarray, coef: np.ndarray, bias: float) -> float:
     return float(1 / (1 + np.exp(-np.clip(row @ coef + bias, -30, 30))))
 
@@ -413,6 +424,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--drop", action="append", default=[], help="leave a feature of the model out")
     ap.add_argument("--add", action="append", default=[], help="add a computed feature the model leaves out")
     ap.add_argument("--ablate", action="store_true", help="also report the CV figures without each feature")
+    ap.add_argument(
+        "--answer-add",
+        action="append",
+        default=[],
+        help="also give the answer model this feature of the first candidate",
+    )
     ap.add_argument("--show", action="store_true", help="print every wrong answer")
     ap.add_argument("--curve", action="store_true", help="print the precision-coverage curve of the CV scores")
     ap.add_argument(
@@ -463,6 +480,10 @@ def main() -> None:
         from triage.ranking import WEIGHTS_PATH
 
         tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs, args.fresh)
+        if args.answer_add:
+            if args.write:
+                raise SystemExit("--answer-add is an experiment; triage reads only ANSWER_FEATURES: no --write")
+            answer_features_extend(args.answer_add)
         cols = [i for i, f in enumerate(FEATURES) if (f in MODEL_FEATURES or f in args.add) and f not in args.drop]
         outs = grouped_cv(tables, cols, args.C, args.folds, repeats=args.repeats)
         print_figures(tables, outs, args)
