@@ -32,6 +32,7 @@ TRIGGER_PATTERN = (
     rb"Agent went offline|ChannelClosed|CRITICAL|size mismatch for|key\(s\) in state_dict|"
     rb"ray::|\xe5\x8f\x91\xe7\x94\x9f\xe5\xbc\x82\xe5\xb8\xb8|"  # 发生异常
     rb"HTTP/[\d.]+\" [45]\d\d|"
+    rb"[a-z0-9_]\.[A-Z]\w*: |"  # an exception named with its module (pyarrow.lib.ArrowInvalid: ...)
     rb",\d{3} [EF] \d+ \d+\] |[EF]\d{4} \d\d:\d\d:\d\d\.|"  # glog's error and fatal severities
     rb"'(?:loss|reward_std|frac_reward_zero_std|completions/clipped_ratio)': '?(?:0\.0\b|0[,}]|0\.9|1\.0|1[,}])"
 )
