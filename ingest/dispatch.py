@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -31,27 +32,36 @@ def ingest_later(document_id: int) -> None:
         ingest_document.delay(document_id)
 
 
-WORKER_CHECK_SECONDS = 15.0  # a page polled every second pings the workers at most this often
-_worker_seen: tuple[float, bool] = (0.0, True)
+WORKER_CHECK_SECONDS = 15.0  # how old the last ping's answer may be before another is sent
+_worker_seen: tuple[float, bool] = (float("-inf"), True)  # (when, did any worker answer)
+_pinging = threading.Lock()
 
 
 def no_worker_running() -> bool:
-    """With Celery, True when no worker answers a ping (so a queued document waits for one to
-    start); False on the embedded default, where this process runs every ingest itself."""
-    global _worker_seen
+    """With Celery, True when no worker answered the last ping (so a queued document waits for one
+    to start); False on the embedded default, where this process runs every ingest itself. Never
+    waits: a stale answer is refreshed by a background ping (one at a time; a broker that is down
+    can take seconds to say so), and until the first answer comes, workers are assumed to run."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return False
     checked_at, answering = _worker_seen
-    if time.monotonic() - checked_at > WORKER_CHECK_SECONDS:
+    if time.monotonic() - checked_at > WORKER_CHECK_SECONDS and _pinging.acquire(blocking=False):
+        threading.Thread(target=_ping_workers, name="fixbase-worker-ping", daemon=True).start()
+    return not answering
+
+
+def _ping_workers() -> None:
+    global _worker_seen
+    answering = False
+    try:
         from config.celery import workers_answering
 
-        try:
-            answering = workers_answering(timeout=0.5) > 0
-        except Exception:  # a broker that is down has no worker either
-            logger.warning("could not ping the ingest workers", exc_info=True)
-            answering = False
+        answering = workers_answering(timeout=1.0) > 0
+    except Exception:  # a broker that is down has no worker either
+        logger.warning("could not ping the ingest workers", exc_info=True)
+    finally:
         _worker_seen = (time.monotonic(), answering)
-    return not answering
+        _pinging.release()
 
 
 def _run_here(document_id: int) -> None:

@@ -14,7 +14,7 @@ from config.http import HtmxHttpRequest as HttpRequest
 from ingest.dispatch import no_worker_running, resume_abandoned
 from ingest.models import Document
 from ingest.parsers import FORMATS
-from ingest.selectors import document_excerpt
+from ingest.selectors import EXCERPT_CONTEXT, EXCERPT_LIMIT, document_excerpt
 from ingest.services import IngestError, document_upload
 from kb.permissions import editor_required
 from kb.selectors import entries_of_document
@@ -61,19 +61,28 @@ def document_view(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-@public_read
+@require_http_methods(["GET"])
 def document_lines_view(request: HttpRequest, pk: int) -> HttpResponse:
-    """The lines an entry was seen at (`?from=&to=`), in their document, with some context."""
+    """Lines of a document: the range an entry was seen at (`?from=&to=`, highlighted, with some
+    context), or its first lines. Team members only, even when triage is public: it is the whole
+    stored text (secrets redacted), not just the failures."""
     doc = get_object_or_404(Document, pk=pk)
+    asked = "from" in request.GET
     try:
-        start, end = int(request.GET.get("from", "1")), int(request.GET.get("to", request.GET.get("from", "1")))
+        if asked:
+            start = int(request.GET["from"])
+            end = int(request.GET.get("to", start))
+        else:  # reading page by page
+            start = int(request.GET.get("start", "1"))
+            end = start + EXCERPT_LIMIT - 1
     except ValueError:
-        return render(
-            request, "ingest/lines.html", {"doc": doc, "error": "from and to must be line numbers."}, status=400
-        )
+        logger.info("lines of document %s refused: %r", pk, request.GET.urlencode()[:200])
+        context = {"doc": doc, "error": "from, to and start must be line numbers."}
+        return render(request, "ingest/lines.html", context, status=400)
     if not doc.file or not Path(doc.file.path).exists():
         raise Http404("The document's text is not stored.")
-    return render(request, "ingest/lines.html", {"doc": doc, "excerpt": document_excerpt(doc.file.path, start, end)})
+    excerpt = document_excerpt(doc.file.path, start, end, context=EXCERPT_CONTEXT if asked else 0)
+    return render(request, "ingest/lines.html", {"doc": doc, "excerpt": excerpt, "highlight": asked})
 
 
 @editor_required

@@ -6,6 +6,7 @@ lines named by a pattern or by the level a logger or CI runner gave them.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from kb.errorblock import ErrorBlock
@@ -71,6 +72,12 @@ def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
     exc = exception_after_header(s)
     if exc:
         return finish_exception(scan, i, i, exc, [], [], "")
+    if not t.startswith(" ") and scan.levels[scan.logical[i][0]] not in ("INFO", "DEBUG", "WARNING"):
+        exc = match_exception(t, module_named=True)
+        if exc:
+            end = finish_exception(scan, i, i, exc, [], [], "")
+            scan.blocks[-1] = replace(scan.blocks[-1], weak=True)
+            return end
     dbg = DEBUGGER_EXC_RE.match(t)
     if dbg:
         return _debugger_exception(scan, i, dbg.group("type"))

@@ -21,6 +21,7 @@ from kb.logpatterns import (
     LOG_HEADER_MARK_RE,
     LOG_HEADER_TOKENS,
     LOG_LINE_RE,
+    MODULE_EXC_RE,
     RAY_TASK_HEADER_RE,
     SHELL_LINE_RE,
     STAMP_RE,
@@ -32,14 +33,17 @@ from kb.logpatterns import (
 from kb.scanstate import ScanState
 
 
-def match_exception(text: str) -> re.Match[str] | None:
+def match_exception(text: str, module_named: bool = False) -> re.Match[str] | None:
+    """The exception a line states (`Type: message`), or None. With `module_named`, also a class
+    named with its module whatever its name ends in (logpatterns.MODULE_EXC_RE), for the places
+    where only an exception can stand."""
     stripped = text.strip()
     if stripped[:1] in ('"', "'") and stripped[1:2].isupper():
         # an error quoted in a report: "ValueError: The model did not return a loss ..."
         stripped = stripped[1:].removesuffix(stripped[0]).rstrip()
     m = EXC_RE.match(stripped)
     if not m:
-        return None
+        return MODULE_EXC_RE.match(stripped) if module_named else None
     bare = m.group("colon") is None and m.group("inner") is None
     # A bare name only counts when it is an unmistakable exception class.
     if bare and (not re.search(r"(?:Error|Exception|Interrupt|Exit)$", m.group("type")) or " " in stripped):
@@ -91,7 +95,7 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
             or CHAIN_CAUSE_RE.match(t)
             or CHAIN_DURING_RE.match(t)
             or LOG_LINE_RE.match(s)
-            or match_exception(t)
+            or match_exception(t, module_named=True)
             or s.startswith("Set the environment variable HYDRA_FULL_ERROR")
             or SHELL_LINE_RE.match(s)
             or s.startswith(("{'", '{"', "```"))

@@ -70,13 +70,16 @@ EXC_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
     r"(?:[A-Za-z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Died)|Exception|KeyboardInterrupt|StopIteration)"
     # any class from a module named errors/exceptions (triton.runtime.errors.OutOfResources)
-    r"|(?:[A-Za-z_]\w*\.)*(?:errors|exceptions)\.[A-Z]\w*"
-    # any class named with its module, as Python prints an exception that is not a builtin
-    # (pyarrow.lib.ArrowInvalid: …, torch._dynamo.exc.Unsupported: …); only with a message, since a
-    # bare "pkg.Name" is as often a value as a type
-    r"|(?:[a-z_]\w*\.)+[A-Z]\w*(?=:\s*\S))"
+    r"|(?:[A-Za-z_]\w*\.)*(?:errors|exceptions)\.[A-Z]\w*)"
     r"(?:\((?P<inner>[\w.]+)\))?"
     r"(?:(?P<colon>:)\s*(?P<msg>.*))?$"
+)
+# Any class named with its module, as Python prints an exception that is not a builtin, whatever its
+# name ends in (pyarrow.lib.ArrowInvalid: …, torch._dynamo.exc.Unsupported: …). Loggers and config
+# dumps print the same shape (util.NativeCodeLoader: …, env.CUDA_VISIBLE_DEVICES: …), so it is read
+# only where an exception must be (under a traceback's frames), or as a weak root of its own line.
+MODULE_EXC_RE = re.compile(
+    r"^(?P<type>(?:[a-z_]\w*\.)+[A-Z][a-z]\w*)(?:\((?P<inner>[\w.]+)\))?(?P<colon>:)\s*(?P<msg>\S.*)$"
 )
 # Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
 # every search quadratic.

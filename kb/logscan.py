@@ -54,7 +54,7 @@ def line_may_start_failure(raw: str) -> bool:
         return True
     if DEBUGGER_EXC_RE.match(t) or CHAIN_CAUSE_RE.match(t) or CHAIN_DURING_RE.match(t):
         return True
-    if match_exception(t):
+    if match_exception(t, module_named=True):
         return True
     if METRIC_RE.search(t):
         values = {m.group("key"): m.group("val") for m in METRIC_KV_RE.finditer(t)}

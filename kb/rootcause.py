@@ -53,6 +53,8 @@ class RootChoice:
 
 def _tier(block: ErrorBlock) -> int:
     informative = len(re.findall(r"[A-Za-z\u4e00-\u9fff]{2,}", block.message)) >= 2
+    if block.weak:
+        return 5  # below a logger's error line: a logger may print this shape as well
     if block.kind in ("traceback", "exception_line"):
         return 0 if informative and not block.symptom else 3
     if block.kind == "error_line":

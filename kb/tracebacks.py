@@ -89,7 +89,7 @@ def read_traceback(scan: ScanState, start: int, relation: str) -> int:
         if CARET_RE.match(t) or t.strip() in ("[...]", "...") or RAY_SECTION_RE.match(t):
             i += 1
             continue
-        exc = match_exception(t)
+        exc = match_exception(t, module_named=True)
         if exc and not t.startswith(" "):
             followed_by_frames = _frames_follow(scan, i + 1)
             if followed_by_frames:
@@ -207,7 +207,7 @@ def rich_traceback(scan: ScanState, start: int, limit: int = 400) -> int:
     k = j + 1
     while k < n and not scan.text(k).strip():
         k += 1
-    exc = match_exception(scan.text(k)) if k < n else None
+    exc = match_exception(scan.text(k), module_named=True) if k < n else None
     if exc is None or not frames:
         return start + 1  # read the lines on their own
     return finish_exception(scan, start, k, exc, frames, [], "")

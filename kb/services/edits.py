@@ -3,7 +3,6 @@ unmerge. Each is a revision (django-reversion) by the user who made it."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ from reversion.models import Version
 from kb.embedding import get_embedder
 from kb.models import Embedding, Entry, KbState, Merge, Occurrence
 from kb.redact import redact
+from kb.remedy_markdown import fences_closed
 from kb.services.entries import NewEntry, entries_ingest
 from kb.services.vectors import entries_embed, index_add
 from kb.signature import signature_from_text
@@ -109,7 +109,7 @@ def entry_merge(target: Entry, source: Entry, user: Any = None) -> Merge:
         extra = source.remedy_markdown.strip()
         if extra and extra not in target.remedy_markdown:
             target.remedy_markdown = (
-                f"{_fences_closed(target.remedy_markdown.rstrip())}\n\n### Also (from “{source.title}”)\n\n{extra}"
+                f"{fences_closed(target.remedy_markdown.rstrip())}\n\n### Also (from “{source.title}”)\n\n{extra}"
                 if target.remedy_markdown.strip()
                 else extra
             )
@@ -158,22 +158,3 @@ def entry_unmerge(merge: Merge, user: Any = None) -> Entry:
     else:
         entries_embed([source.pk])
     return source
-
-
-FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
-def _fences_closed(markdown: str) -> str:
-    """The remedy with a code fence it left open closed, so that what a merge appends below it
-    is not read as more of its code (CommonMark runs an open fence to the end of the text)."""
-    open_fence = ""
-    for line in markdown.splitlines():
-        m = FENCE_RE.match(line)
-        if not m:
-            continue
-        fence = m.group(1)
-        if not open_fence:
-            open_fence = fence
-        elif fence[0] == open_fence[0] and len(fence) >= len(open_fence) and not line.strip()[len(fence) :]:
-            open_fence = ""
-    return f"{markdown}\n{open_fence}" if open_fence else markdown

@@ -54,16 +54,22 @@ def entries_prepare(items: list[NewEntry]) -> list[Prepared]:
     return out
 
 
-def groups_with(sig: Signature, entry: Entry) -> bool:
-    """Is this problem another occurrence of the entry: the same fingerprint (exception and
-    masked message) and, when both have frames, a shared frame near the raise. A problem told in
-    words only (a notes heading with no log under it) repeats an entry only word for word: masking
-    would merge "set it to 8" with "set it to 16"."""
+def groups_with(sig: Signature, remedy: str, entry: Entry) -> bool:
+    """Is this problem (with this remedy) another occurrence of the entry: the same fingerprint
+    (exception and masked message) and, when both have frames, a shared frame near the raise. A
+    problem told in words only repeats an entry only when its words and its fix are the entry's,
+    whitespace aside (a notes heading with no log, in a revised copy of the notes): masking would
+    merge "set it to 8" with "set it to 16", and two chats' "still the same error" are two
+    problems."""
     if not sig.message or sig.fingerprint != entry.fingerprint:
         return False
     if sig.kind == "text":
-        return " ".join(sig.raw_message.split()) == " ".join(entry.raw_message.split())
+        return _words(sig.raw_message) == _words(entry.raw_message) and _words(remedy) == _words(entry.remedy_markdown)
     return not sig.frames or not entry.frames or bool(set(sig.frames[:3]) & set(entry.frames[:3]))
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 BATCH = 500
@@ -116,7 +122,7 @@ def entries_ingest(items: list[NewEntry]) -> IngestOutcome:
             if item.document_id is not None and (item.document_id, item.line_start) in stored:
                 continue
             key = (p.sig.fingerprint, p.sig.exc_type[:200], p.sig.pattern)
-            entry = next((e for e in known.get(key, ()) if groups_with(p.sig, e)), None)
+            entry = next((e for e in known.get(key, ()) if groups_with(p.sig, item.remedy_markdown, e)), None)
             if entry is None:
                 entry = _entry_new(p)
                 new_entries.append((entry, vec))

@@ -145,3 +145,18 @@ def test_a_problem_seen_twice_in_one_document_counts_as_a_repeat():
 
     assert (doc.entries_parsed, doc.entries_created, doc.entries_grouped) == (2, 1, 1)
     assert Entry.objects.get().occurrences.count() == 2
+
+
+@pytest.mark.django_db
+def test_the_same_words_with_another_fix_stay_two_entries():
+    from kb.services import NewEntry, entries_ingest
+
+    words = "Still the same error after that, it fails again."
+    outcome = entries_ingest(
+        [
+            NewEntry(words, words, "Lower the batch size.", "chat-a.md", None, 5, 9, 5, 5),
+            NewEntry(words, words, "Reinstall flash-attn against your torch.", "chat-b.md", None, 7, 12, 7, 7),
+        ]
+    )
+
+    assert len(outcome.created) == 2 and outcome.folded == 0

@@ -57,3 +57,27 @@ def test_a_line_range_that_is_not_numbers_is_a_clear_400():
     resp = client.get(f"/upload/{doc.pk}/lines/?from=ten")
 
     assert resp.status_code == 400 and "must be line numbers" in resp.content.decode()
+
+
+@pytest.mark.django_db
+def test_with_public_triage_a_document_s_text_is_still_for_team_members_only(settings):
+    settings.FIXBASE_PUBLIC_TRIAGE = True
+    doc = document_process(document_submit("notes.txt", [NOTES]).document.pk)
+    anon, member = Client(), Client()
+    member.force_login(make_user("reader"))
+
+    assert anon.get(f"/upload/{doc.pk}/").status_code == 200
+    refused = anon.get(f"/upload/{doc.pk}/lines/?from=1&to=5")
+    assert refused.status_code == 302 and refused["Location"].startswith("/accounts/login/")
+    assert member.get(f"/upload/{doc.pk}/lines/?from=1&to=5").status_code == 200
+
+
+@pytest.mark.django_db
+def test_reading_a_document_page_by_page_highlights_nothing():
+    client = Client()
+    client.force_login(make_user("reader"))
+    doc = document_process(document_submit("notes.txt", [NOTES]).document.pk)
+
+    page = client.get(f"/upload/{doc.pk}/lines/").content.decode()
+
+    assert '<tr id="L1">' in page and 'class="hl"' not in page

@@ -65,3 +65,15 @@ def test_raw_html_in_a_remedy_is_shown_as_text_not_run():
 
     assert "<script>" not in html and "<a " not in html and "&lt;script&gt;" in html
     assert "<a" not in link
+
+
+def test_an_open_fence_is_closed_and_one_the_parser_does_not_read_as_open_is_left_alone():
+    from kb.remedy_markdown import fences_closed
+
+    assert (
+        fences_closed("Upgrade:\n```bash\npip install -U ms-swift") == "Upgrade:\n```bash\npip install -U ms-swift\n```"
+    )
+    assert fences_closed("Upgrade:\n~~~~\npip install -U ms-swift").endswith("\n~~~~")
+    inline = "Run ```pip list``` first."  # a one-line fence is inline code
+    in_item = "- upgrade:\n  ```bash\n  pip install -U ms-swift"  # ends with its list item
+    assert fences_closed(inline) == inline and fences_closed(in_item) == in_item

@@ -442,7 +442,37 @@ def test_an_exception_named_with_its_module_is_the_root_of_a_job_log_without_a_t
     assert exc == "ArrowInvalid" and message.startswith("Column 5 named input_ids")
 
 
-def test_a_logger_name_with_a_colon_is_no_exception():
-    text = "torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 949 closing signal SIGTERM\n"
+def test_a_logger_line_of_the_same_shape_does_not_take_the_root_from_the_failure():
+    # Hadoop's warning, printed by libhdfs under pyarrow, before the job's real failure.
+    text = (
+        "2019-09-04 16:03:21,855 WARN util.NativeCodeLoader: Unable to load native-hadoop library for your "
+        "platform... using builtin-java classes where applicable\n"
+        "Traceback (most recent call last):\n"
+        '  File "/app/verl/trainer/main_ppo.py", line 64, in main\n'
+        "    trainer.fit()\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
     exc, _, _ = root_of(text)
-    assert exc != "torch.distributed.elastic.multiprocessing.api"
+    assert exc == "OutOfMemoryError"
+
+
+def test_a_printed_config_line_loses_to_a_logged_error_and_is_never_an_exception_in_capitals():
+    text = (
+        "transformers.models.qwen2.modeling_qwen2.Qwen2ForCausalLM: Some weights of the model were not initialized\n"
+        "ERROR: the reward function returned None for sample 12\n"
+    )
+    _, pattern, message = root_of(text)
+    assert pattern == "log_error" and message.startswith("ERROR: the reward function")
+    exc, _, _ = root_of("env.CUDA_VISIBLE_DEVICES: 0,1,2,3\n")
+    assert exc == ""
+
+
+def test_a_traceback_ending_in_an_exception_named_with_its_module_keeps_its_frames():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/site-packages/datasets/arrow_dataset.py", line 3011, in map\n'
+        "    table = pa.Table.from_pydict(batch)\n"
+        "pyarrow.lib.ArrowInvalid: Column 5 named input_ids expected length 1000 but got length 1096\n"
+    )
+    sig, _ = signature_from_text(text)
+    assert (sig.exc_type, sig.kind) == ("ArrowInvalid", "traceback") and sig.frames
