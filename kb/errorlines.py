@@ -72,6 +72,9 @@ def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
     exc = exception_after_header(s)
     if exc:
         return finish_exception(scan, i, i, exc, [], [], "")
+    # Weak roots, outranked by a logger's error line: a class named with its module and a message
+    # (pyarrow.lib.ArrowInvalid: …; a logger prints the same shape), or an unmistakable class alone
+    # on its line (a bare `AssertionError` under the `assert` a paste kept).
     if not t.startswith(" ") and scan.levels[scan.logical[i][0]] not in ("INFO", "DEBUG", "WARNING"):
         exc = match_exception(t, module_named=True)
         if exc:

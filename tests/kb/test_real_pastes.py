@@ -476,3 +476,17 @@ def test_a_traceback_ending_in_an_exception_named_with_its_module_keeps_its_fram
     )
     sig, _ = signature_from_text(text)
     assert (sig.exc_type, sig.kind) == ("ArrowInvalid", "traceback") and sig.frames
+
+
+def test_a_bare_assertion_error_under_the_assert_a_report_kept_is_its_root():
+    # A verl model_merger report (the shared train set's undocumented failures): prose, the
+    # command, then the two lines of the failure it quoted.
+    text = (
+        "model_merger.py is the same as the one in the current repo.\n"
+        "However, it encountered\n"
+        "```\n"
+        "    assert isinstance(weight, torch.distributed._tensor.DTensor)\n"
+        "AssertionError\n"
+    )
+    exc, _, _ = root_of(text)
+    assert exc == "AssertionError"
