@@ -37,9 +37,9 @@ class ErrorBlock:
     chain_prev: int | None = None  # index of the block this one was chained to
     chain_relation: str = ""  # "cause" | "during_handling" | ""
     symptom: bool = False
-    # An exception line that only its module-qualified name marks (no traceback above it, a name
-    # that does not end in Error): a logger's line looks the same, so it is a root only when
-    # nothing surer is there.
+    # An exception line on its own that is less sure than others: a class named with its module
+    # whose name need not end in Error (a logger prints that shape too), or a class alone on its
+    # line with no message. It is a root only when nothing surer is there.
     weak: bool = False
     prefix: str = ""
     metrics: tuple[tuple[str, float], ...] = field(default=())
