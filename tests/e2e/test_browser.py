@@ -86,6 +86,21 @@ def test_paste_after_login_swaps_in_the_known_fix_without_reloading(page):
     assert not [e for e in page.errors if "Content Security Policy" in e]  # nothing blocked by the CSP
 
 
+def test_a_match_opens_the_lines_of_the_document_it_was_seen_in(page):
+    page.fill("#log", SM120)
+    page.click("#triage-button")
+    page.wait_for_selector("#verdict", timeout=15000)
+    link = page.locator("section.match").first.locator("a[href*='/lines/']").first
+    label = link.inner_text()  # "<file> lines <start>–<end>"
+    link.click()
+    page.wait_for_selector("table.doc-lines")
+    start, end = (int(n) for n in label.rsplit(" ", 1)[-1].split("–"))
+    highlighted = page.locator("tr.hl")
+    assert highlighted.count() == end - start + 1
+    assert highlighted.first.get_attribute("id") == f"L{start}"
+    assert "no kernel image" in page.locator("table.doc-lines").inner_text()
+
+
 def test_empty_paste_shows_the_error_in_place(page):
     page.evaluate("document.querySelector('#log').removeAttribute('required')")
     page.evaluate("window.__marker = 1")
