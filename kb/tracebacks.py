@@ -90,7 +90,9 @@ def read_traceback(scan: ScanState, start: int, relation: str) -> int:
             i += 1
             continue
         exc = match_exception(t, module_named=True)
-        if exc and not t.startswith(" "):
+        # The exception line starts the line; a paste may have shifted the whole traceback by a
+        # space (` RuntimeError: …` under ` File …`), but the line right under a frame is its source.
+        if exc and (not t.startswith(" ") or (not t.startswith("  ") and i > last_frame_idx + 1)):
             followed_by_frames = _frames_follow(scan, i + 1)
             if followed_by_frames:
                 wrappers.append(exc.group("type").rsplit(".", 1)[-1])

@@ -490,3 +490,20 @@ def test_a_bare_assertion_error_under_the_assert_a_report_kept_is_its_root():
     )
     exc, _, _ = root_of(text)
     assert exc == "AssertionError"
+
+
+def test_a_traceback_pasted_a_space_to_the_right_keeps_its_exception_line():
+    # A FlashAttention-3 report (flash-attn's issue tracker): every line shifted by one space.
+    text = (
+        ' File "/usr/local/lib/python3.10/dist-packages/flash_attn_interface.py", line 183, in forward\n'
+        "      out, q, k, v, out_padded, softmax_lse, S_dmask = _flash_attn_forward(\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/flash_attn_interface.py", line 19, in _flash_attn_forward\n'
+        "      out, q, k, v, out_padded, softmax_lse, S_dmask = flashattn_hopper_cuda.fwd(\n"
+        " RuntimeError: Only support head size 64, 128, and 256 for now\n"
+    )
+    sig, _ = signature_from_text(text)
+    assert (sig.kind, sig.exc_type, sig.raw_message) == (
+        "traceback",
+        "RuntimeError",
+        "Only support head size 64, 128, and 256 for now",
+    )
