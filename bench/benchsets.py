@@ -4,6 +4,7 @@ A *run* is one knowledge base plus the query sets asked against it:
   dev    = ../shared/bench/dev/corpus + ../shared/samples,      queries dev, dev-long
   train  = ../shared/bench/train/corpus + dev/corpus + samples, queries train, train-long
   fresh  = bench/data/fresh/corpus + train's knowledge base,      queries fresh, fresh-long
+  fresh2 = bench/data/fresh2/corpus + fresh's knowledge base,     queries fresh2, fresh2-long
   pack   = the starter pack alone,                               queries its second reports
 (the same corpora `../shared/bench/run_bench.py` ingests). Every query is triaged with every
 candidate kept, so fitting and grouped cross-validation can re-rank offline.
@@ -24,7 +25,9 @@ from _django import ROOT
 SHARED = ROOT.parent / "shared"
 BENCH = SHARED / "bench"
 SAMPLES = SHARED / "samples"
-FRESH = ROOT / "bench" / "data" / "fresh"
+DATA = ROOT / "bench" / "data"
+# Sets gathered after the ranker's fit (bench/fresh_build.py), in the order they were gathered.
+GATHERED = ("fresh", "fresh2")
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
     "dev": (
@@ -37,18 +40,6 @@ RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
         [BENCH / "train" / "spans.json", BENCH / "dev" / "spans.json", BENCH / "samples-spans.json"],
         [("train", BENCH / "train" / "queries.jsonl"), ("train-long", BENCH / "train-long" / "queries.jsonl")],
     ),
-    # Problems gathered after the last fit (bench/fresh_build.py), asked against the largest
-    # knowledge base: their own first reports among train's, dev's and the samples' entries.
-    "fresh": (
-        [FRESH / "corpus", BENCH / "train" / "corpus", BENCH / "dev" / "corpus", SAMPLES],
-        [
-            FRESH / "spans.json",
-            BENCH / "train" / "spans.json",
-            BENCH / "dev" / "spans.json",
-            BENCH / "samples-spans.json",
-        ],
-        [("fresh", FRESH / "queries.jsonl"), ("fresh-long", FRESH.parent / "fresh-long" / "queries.jsonl")],
-    ),
     # dev's queries against train's knowledge base (5x the entries, dev's own among them): how a
     # model fitted on one wave of problems carries over to another, in a larger knowledge base.
     "dev-in-train": (
@@ -60,6 +51,21 @@ RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
         ],
     ),
 }
+
+
+def _gathered_run(name: str) -> tuple[list[Path], list[Path], list[tuple[str, Path]]]:
+    """A gathered set asked against the largest knowledge base: its own first reports among the
+    earlier gathered sets', train's, dev's and the samples' entries."""
+    kb = [DATA / name, *[DATA / g for g in GATHERED[: GATHERED.index(name)]]]
+    return (
+        [d / "corpus" for d in kb] + [BENCH / "train" / "corpus", BENCH / "dev" / "corpus", SAMPLES],
+        [d / "spans.json" for d in kb]
+        + [BENCH / "train" / "spans.json", BENCH / "dev" / "spans.json", BENCH / "samples-spans.json"],
+        [(name, DATA / name / "queries.jsonl"), (f"{name}-long", DATA / f"{name}-long" / "queries.jsonl")],
+    )
+
+
+RUNS.update({name: _gathered_run(name) for name in GATHERED if (DATA / name / "queries.jsonl").exists()})
 
 
 @dataclass

@@ -13,17 +13,20 @@ and a fix in our own words, and failures nobody documented. This script writes, 
   bench/data/fresh-long/queries.jsonl the same queries pasted inside whole job logs: the start-up
                                       noise around a query of ../shared/bench/train-long, reused
 
-    python bench/fresh_build.py
+    python bench/fresh_build.py [--name fresh2]
+
+Each gathering is a set of its own (`--name`, default `fresh`, read from bench/data/NAME/source.json
+and written to bench/data/NAME and NAME-long; bench/benchsets.GATHERED lists them).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
-SOURCE = DATA / "fresh" / "source.json"
 TRAIN = ROOT.parent / "shared" / "bench" / "train"
 TRAIN_LONG = ROOT.parent / "shared" / "bench" / "train-long"
 PER_DOCUMENT = 4
@@ -66,10 +69,10 @@ def job_log_noise() -> list[tuple[str, str]]:
     return noise
 
 
-def build() -> dict[str, int]:
-    source = json.loads(SOURCE.read_text())
+def build(name: str = "fresh") -> dict[str, int]:
+    source = json.loads((DATA / name / "source.json").read_text())
     problems = [p for p in source["problems"] if len(p["reports"]) >= 2]
-    corpus = DATA / "fresh" / "corpus"
+    corpus = DATA / name / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     for old in corpus.iterdir():
         old.unlink()
@@ -79,19 +82,19 @@ def build() -> dict[str, int]:
         group = problems[n : n + PER_DOCUMENT]
         number = n // PER_DOCUMENT
         if number % 2 == 0:
-            name, (lines, cut) = f"fresh-{number:02d}.md", transcript(group, number)
+            doc, (lines, cut) = f"{name}-{number:02d}.md", transcript(group, number)
         else:
-            name, (lines, cut) = f"fresh-{number:02d}.log", notes(group)
-        (corpus / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        spans[name] = [list(s) for s in cut]
+            doc, (lines, cut) = f"{name}-{number:02d}.log", notes(group)
+        (corpus / doc).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        spans[doc] = [list(s) for s in cut]
         for start, end, pid in cut:
-            where[pid] = (name, start, end)
-    (DATA / "fresh" / "spans.json").write_text(json.dumps(spans, indent=1) + "\n")
+            where[pid] = (doc, start, end)
+    (DATA / name / "spans.json").write_text(json.dumps(spans, indent=1) + "\n")
 
     queries = []
     for p in problems:
-        name, start, end = where[p["id"]]
-        others = {name: [[s, e] for s, e, pid in spans[name] if pid != p["id"]]}
+        doc, start, end = where[p["id"]]
+        others = {doc: [[s, e] for s, e, pid in spans[doc] if pid != p["id"]]}
         for k, report in enumerate(p["reports"][1:], 1):
             queries.append(
                 {
@@ -99,7 +102,7 @@ def build() -> dict[str, int]:
                     "case": p["id"],
                     "log": report["log"],
                     "source": report["source"],
-                    "expect": [{"file": name, "start": start, "end": end}],
+                    "expect": [{"file": doc, "start": start, "end": end}],
                     "others": others,
                 }
             )
@@ -109,10 +112,10 @@ def build() -> dict[str, int]:
         )
 
     noise = job_log_noise()
-    (DATA / "fresh-long").mkdir(exist_ok=True)
+    (DATA / f"{name}-long").mkdir(exist_ok=True)
     with (
-        (DATA / "fresh" / "queries.jsonl").open("w") as short,
-        (DATA / "fresh-long" / "queries.jsonl").open("w") as long,
+        (DATA / name / "queries.jsonl").open("w") as short,
+        (DATA / f"{name}-long" / "queries.jsonl").open("w") as long,
     ):
         for i, q in enumerate(queries):
             short.write(json.dumps(q, ensure_ascii=False) + "\n")
@@ -122,4 +125,6 @@ def build() -> dict[str, int]:
 
 
 if __name__ == "__main__":
-    print(build())
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--name", default="fresh", help="the gathered set: bench/data/NAME/source.json")
+    print(build(ap.parse_args().name))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from _django import ROOT, setup_throwaway
-from benchsets import QueryTable, collect, collect_pairs
+from benchsets import GATHERED, RUNS, QueryTable, collect, collect_pairs
 from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
@@ -35,7 +35,7 @@ from triage.ranking import AGAINST, ANSWER_FEATURES, FEATURES, MODEL_FEATURES, a
 # Collected per candidate: the candidate model's features, then what only the answer model reads.
 COLUMNS = FEATURES + tuple(k for k in ANSWER_FEATURES if k not in FEATURES and k not in ("logit_top", "gap"))
 
-SETS = ("dev", "dev-long", "train", "train-long", "fresh", "fresh-long", "pack")
+SETS = ("dev", "dev-long", "train", "train-long", *(f"{g}{s}" for g in GATHERED for s in ("", "-long")), "pack")
 MAX_SHOWN = 5
 UNKNOWN_WEIGHT = 1.0
 FLOOR_LOSS = 0.02  # the floor may hide the right entry from at most this share of known queries
@@ -440,7 +440,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument(
         "--fresh",
         action="store_true",
-        help="also the problems gathered after the last fit (bench/data/fresh) in fitting and CV",
+        help="also the sets gathered after the last fit (bench/data/fresh*) in fitting and CV",
     )
     ap.add_argument(
         "--pairs",
@@ -460,8 +460,9 @@ def print_figures(tables: list[QueryTable], outs: list[Outcome], args: argparse.
     )
     present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
     rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]
-    for extra, names in (("pack", ("pack",)), ("fresh", ("fresh", "fresh-long"))):
-        if extra in present:
+    gathered = tuple(s for s in present if s.removesuffix("-long") in GATHERED)
+    for extra, names in (("pack", ("pack",)), ("gathered sets", gathered)):
+        if names and names[0] in present:
             rows.append(report(f"all but {extra}", [o for o in outs if o.table.set_name not in names]))
     print_table(rows)
     print_ci_log_agreement()
@@ -525,7 +526,8 @@ def load_tables(
     if with_pairs:
         tables += cached(f"{cache}.pairs" if cache else None, lambda: collect_pairs(features))
     if with_fresh:
-        tables += cached(f"{cache}.fresh" if cache else None, lambda: collect("fresh", features))
+        for name in [g for g in GATHERED if g in RUNS]:
+            tables += cached(f"{cache}.{name}" if cache else None, lambda name=name: collect(name, features))
     return tables
 
 

@@ -10,10 +10,11 @@ dev's queries, from problems gathered in another wave, are judged twice:
   - against dev's own knowledge base (dev corpus + samples), as `make evaluate` asks them;
   - against train's knowledge base (train + dev corpora + samples: 5x the entries, the right
     ones among them), where every train entry is one more look-alike.
-With `--fresh`, the problems gathered after the last fit (bench/data/fresh, bench/fresh_build.py)
-are judged instead, against the largest knowledge base (fresh + train + dev corpora + samples), by
+With `--fresh [NAME]`, a set of problems gathered after the last fit (bench/data/NAME, default
+`fresh`; bench/fresh_build.py) is judged instead, against the largest knowledge base (its corpus,
+the earlier gathered sets', train's and dev's corpora and the samples), by
 models fitted as `make fit-ranker` fits the shipped ones: on dev, dev-long, train and train-long.
-`--cache FILE` keeps the collected tables (FILE and FILE.transfer or FILE.fresh) for the next run.
+`--cache FILE` keeps the collected tables (FILE and FILE.transfer or FILE.NAME) for the next run.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from triage.ranking import MODEL_FEATURES
 
 JUDGED = ("dev", "dev-long", "dev@train-kb", "dev-long@train-kb")
 FITTED = ("train", "train-long")
-FRESH_JUDGED = ("fresh", "fresh-long")
 FRESH_FITTED = ("dev", "dev-long", "train", "train-long")
 
 
@@ -64,7 +64,9 @@ def main() -> None:
     """1. Collect (or read) the tables; 2. fit (on train + train-long, or on all four shared sets
     with `--fresh`); 3. judge the four dev sets (or the two fresh ones)."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--fresh", action="store_true", help="judge bench/data/fresh, fitted on the shared sets")
+    ap.add_argument(
+        "--fresh", nargs="?", const="fresh", help="judge the gathered set bench/data/NAME, fitted on the shared sets"
+    )
     ap.add_argument("--show", action="store_true", help="list the queries answered wrong")
     ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--folds", type=int, default=5, help="inner grouped folds of the threshold's fit")
@@ -72,7 +74,8 @@ def main() -> None:
     tmp = setup_throwaway()
     try:
         if args.fresh:
-            extra, fitted_on, judged = transfer_tables(args.cache, "fresh", "fresh"), FRESH_FITTED, FRESH_JUDGED
+            name = args.fresh
+            extra, fitted_on, judged = transfer_tables(args.cache, name, name), FRESH_FITTED, (name, f"{name}-long")
         else:
             extra, fitted_on, judged = transfer_tables(args.cache), FITTED, JUDGED
         tables = load_tables(args.cache, COLUMNS) + extra
