@@ -24,10 +24,10 @@ from ingest.dispatch import ingest_later
 from ingest.models import Document
 from ingest.parsers import FORMATS, Candidate, ParseError, decode_document, parse_document
 from ingest.parsers.rawlog import candidates_from_stream
-from ingest.parsers.registry import looks_binary, sniff_encoding
 from ingest.parsers.stream import open_log
 from kb.redact import redact
 from kb.services import NewEntry, entries_ingest
+from kb.textdecode import looks_binary, sniff_encoding
 
 logger = logging.getLogger("fixbase.ingest")
 

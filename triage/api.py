@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from config.api import NulFreeJSONParser
 from config.api_errors import TooLarge, error_response
 from kb.models import Entry
+from kb.textdecode import DocumentError, decode_document, looks_binary, sniff_encoding
 from triage.models import TriageRecord
 from triage.presenters import result_as_dict
 from triage.request_limits import body_too_large, too_large_message
@@ -38,8 +39,6 @@ class PlainTextParser(BaseParser):
         """The body is the log, in the charset the Content-Type names, else in the encoding an
         upload's is sniffed in (UTF-8, UTF-16 with or without a mark, GB18030, Latin-1). Never
         unpacked: a gzip body is refused as binary (upload it as a multipart file instead)."""
-        from ingest.parsers.registry import looks_binary, sniff_encoding
-
         data = stream.read() if stream is not None else b""
         charset = parse_header_parameters(media_type or "")[1].get("charset", "")
         try:
@@ -106,11 +105,9 @@ def _read_upload(upload: Any) -> str:
     if len(data) > limit:
         logger.warning("triage API: refused a gzip upload that expands past the limit")
         raise TooLarge(too_large_message())
-    from ingest.parsers import ParseError, decode_document
-
     try:
         return decode_document(data)
-    except ParseError as exc:
+    except DocumentError as exc:
         raise serializers.ValidationError({"file": [str(exc)]}) from exc
 
 

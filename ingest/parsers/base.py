@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kb.textdecode import DocumentError
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -27,5 +29,5 @@ class Candidate:
         return not self.remedy_markdown.strip()
 
 
-class ParseError(ValueError):
-    """A document that cannot be parsed; the message is shown to the user."""
+# A document that cannot be read or parsed: one error for decoding (kb.textdecode) and parsing.
+ParseError = DocumentError
