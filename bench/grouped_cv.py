@@ -443,6 +443,11 @@ def parse_args() -> argparse.Namespace:
         help="also the sets gathered after the last fit (bench/data/fresh*) in fitting and CV",
     )
     ap.add_argument(
+        "--fresh-train",
+        action="store_true",
+        help="the gathered sets as training rows of the candidate model only (judged: dev and train)",
+    )
+    ap.add_argument(
         "--pairs",
         action="store_true",
         help="also train the candidate model on reports asked against reports (never judged on them)",
@@ -480,7 +485,10 @@ def main() -> None:
     try:
         from triage.ranking import WEIGHTS_PATH
 
-        tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs, args.fresh)
+        tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs, args.fresh or args.fresh_train)
+        if args.fresh_train:
+            for t in tables:
+                t.train_only = t.train_only or t.set_name.removesuffix("-long") in GATHERED
         if args.answer_add:
             if args.write:
                 raise SystemExit("--answer-add is an experiment; triage reads only ANSWER_FEATURES: no --write")
