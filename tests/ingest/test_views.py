@@ -24,6 +24,20 @@ def test_uploading_the_same_file_again_says_it_was_uploaded_before():
 
 
 @pytest.mark.django_db
+def test_a_queued_re_upload_keeps_saying_so_when_its_status_refreshes():
+    client = Client()
+    client.force_login(make_user("uploader", editor=True))
+    doc = document_submit("notes.txt", [NOTES]).document  # queued: no worker has taken it
+    again = client.post("/upload/", {"file": SimpleUploadedFile("notes-copy.txt", NOTES)}, follow=True)
+    assert again.redirect_chain[-1][0] == f"/upload/{doc.pk}/?again=1"
+
+    refresh_url = f"/upload/{doc.pk}/?again=1"
+    assert f'hx-get="{refresh_url}"' in again.content.decode()
+    refreshed = client.get(refresh_url, headers={"HX-Request": "true"}).content.decode()
+    assert "This file was uploaded before" in refreshed and f'hx-get="{refresh_url}"' in refreshed
+
+
+@pytest.mark.django_db
 def test_where_an_entry_was_seen_links_to_those_lines_of_its_document():
     import re
 
