@@ -204,9 +204,13 @@ def run_command(args: argparse.Namespace) -> int:
     cmd = args.command[1:] if args.command[0] == "--" else args.command
     kept: deque[str] = deque()
     size = [0]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1, text=True, errors="replace"
-    )
+    try:
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1, text=True, errors="replace"
+        )
+    except OSError as exc:  # as a shell says it: 127 when there is no such command, 126 when it cannot run
+        print(f"fixbase run: cannot run {cmd[0]}: {exc.strerror or exc}; not asked.", file=sys.stderr)
+        return 127 if isinstance(exc, FileNotFoundError) else 126
 
     def pump() -> None:
         assert proc.stdout is not None
@@ -222,7 +226,9 @@ def run_command(args: argparse.Namespace) -> int:
     code = proc.wait()
     t.join()
     sys.stdout.flush()
-    if code != 0:
+    if code != 0 and not "".join(kept).strip():
+        print(f"fixbase: the command failed (exit {code}) and printed nothing; not asked.", file=sys.stderr)
+    elif code != 0:
         if not any(kv.startswith("job=") for kv in args.context):
             args.context = [*args.context, f"job={' '.join(cmd)[:200]}"]
         report(args, "".join(kept))

@@ -25,7 +25,7 @@ from kb.models import Entry
 from kb.textdecode import DocumentError, decode_document, looks_binary, sniff_encoding
 from triage.models import TriageRecord
 from triage.presenters import result_as_dict
-from triage.request_limits import body_too_large, too_large_message
+from triage.request_limits import body_too_large, paste_too_large, too_large_message
 from triage.services import FeedbackRefused, feedback_on_triage, triage_and_record
 
 logger = logging.getLogger("fixbase.triage")
@@ -72,6 +72,12 @@ class JobContext(serializers.Serializer):  # type: ignore[type-arg]
     cluster = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
 
+NO_LOG = (
+    'No log was sent: send it as a text/plain body, as JSON {"log": "…"}, or as a form\'s `log` '
+    "field or `file` upload (curl's --data-binary without a Content-Type header sends a form with no such field)."
+)
+
+
 class TriageInput(serializers.Serializer):  # type: ignore[type-arg]
     log = TextField(trim_whitespace=False, allow_blank=False, required=False)
     file = serializers.FileField(required=False, help_text="The log as a file; .gz is opened.")
@@ -82,10 +88,12 @@ class TriageInput(serializers.Serializer):  # type: ignore[type-arg]
         upload = attrs.pop("file", None)
         if upload is not None:
             attrs["log"] = _read_upload(upload)
-        log = attrs.get("log", "")
+        if "log" not in attrs:
+            raise serializers.ValidationError({"log": [NO_LOG]})
+        log = attrs["log"]
         if not log.strip():
             raise serializers.ValidationError({"log": ["The log is empty: paste the error output."]})
-        if len(log.encode()) > settings.FIXBASE_MAX_PASTE_BYTES:
+        if paste_too_large(log):
             raise serializers.ValidationError({"log": [too_large_message()]})
         return attrs
 

@@ -5,18 +5,28 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest
 
+# What a request may carry besides the paste itself: a multipart form's boundaries and other fields.
+FORM_OVERHEAD_BYTES = 64 * 1024
+
 
 def body_too_large(request: HttpRequest) -> bool:
+    """Refused unread: the body cannot hold a paste within the limit. The paste itself is
+    measured once read (`paste_too_large`), so a form's encoding never counts against it."""
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return True
-    return length > settings.FIXBASE_MAX_PASTE_BYTES
+    return length > settings.FIXBASE_MAX_PASTE_BYTES + FORM_OVERHEAD_BYTES
+
+
+def paste_too_large(text: str) -> bool:
+    return len(text.encode()) > settings.FIXBASE_MAX_PASTE_BYTES
 
 
 def too_large_message() -> str:
     limit_mb = settings.FIXBASE_MAX_PASTE_BYTES / (1024 * 1024)
     return (
         f"The paste is larger than {limit_mb:.0f} MB. Paste the failing part of the log "
-        "(the traceback and a few hundred lines around it), or upload the whole file as a document."
+        "(the traceback and a few hundred lines around it), or triage the whole file with the CI "
+        "client (`fixbase triage FILE`), which keeps every error line and the end of the log."
     )

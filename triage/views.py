@@ -14,7 +14,7 @@ from kb.logclean import log_lines
 from kb.models import Entry
 from kb.permissions import can_edit, editor_required
 from kb.services import entry_create_from_paste
-from triage.request_limits import body_too_large, too_large_message
+from triage.request_limits import body_too_large, paste_too_large, too_large_message
 from triage.selectors import trends, triage_record_get
 from triage.services import FeedbackRefused, feedback_on_triage, triage_and_record
 
@@ -35,6 +35,9 @@ def paste_view(request: HttpRequest) -> HttpResponse:
         logger.warning("paste refused: body too large")
         return _render(request, {"error": too_large_message()}, status=413)
     log = request.POST.get("log", "")
+    if paste_too_large(log):
+        logger.warning("paste refused: too large")
+        return _render(request, {"error": too_large_message()}, status=413)
     if not log.strip():
         logger.info("paste refused: empty")
         return _render(request, {"error": "The paste is empty: paste a traceback or a log."}, status=400)
@@ -51,6 +54,8 @@ def new_entry_view(request: HttpRequest) -> HttpResponse:
     if body_too_large(request):
         return render(request, "triage/paste.html", {"error": too_large_message()}, status=413)
     log = request.POST.get("log", "")
+    if paste_too_large(log):
+        return render(request, "triage/paste.html", {"error": too_large_message()}, status=413)
     if not log.strip():
         return render(request, "triage/paste.html", {"error": "Nothing to add: the log is empty."}, status=400)
     entry = entry_create_from_paste(log, user=request.user)

@@ -131,6 +131,23 @@ def test_run_posts_only_when_the_command_fails_and_keeps_its_exit_code(server):
     assert TriageRecord.objects.get().context["job"].startswith(sys.executable)
 
 
+def test_run_of_a_missing_command_or_a_silent_failure_says_so_in_one_line(tmp_path):
+    # No server is needed: neither case may ask one.
+    missing = client("http://127.0.0.1:1", "t", "run", "--", str(tmp_path / "no-such-command"))
+    assert missing.returncode == 127 and missing.stdout == ""
+    assert (
+        missing.stderr.strip()
+        == f"fixbase run: cannot run {tmp_path / 'no-such-command'}: No such file or directory; not asked."
+    )
+    script = tmp_path / "not-executable.sh"
+    script.write_text("echo hi\n")
+    assert client("http://127.0.0.1:1", "t", "run", "--", str(script)).returncode == 126
+
+    silent = client("http://127.0.0.1:1", "t", "run", "--", sys.executable, "-c", "raise SystemExit(4)")
+    assert silent.returncode == 4
+    assert silent.stderr.strip() == "fixbase: the command failed (exit 4) and printed nothing; not asked."
+
+
 def test_the_client_uses_the_standard_library_only():
     source = Path(CLIENT).read_text()
     imports = {line.split()[1].split(".")[0] for line in source.splitlines() if line.startswith(("import ", "from "))}

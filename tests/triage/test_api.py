@@ -88,6 +88,18 @@ def test_bad_triage_input_is_a_400_and_stores_nothing(client, body):
     assert TriageRecord.objects.count() == 0
 
 
+def test_a_request_without_a_log_says_how_to_send_one(client):
+    as_json = client.post("/api/v1/triage/", {"top_k": 3}, format="json")
+    as_form = client.post(
+        "/api/v1/triage/", "RuntimeError: boom", content_type="application/x-www-form-urlencoded"
+    )  # curl --data-binary @file without -H 'Content-Type: text/plain'
+
+    for resp in (as_json, as_form):
+        assert resp.status_code == 400
+        assert "No log was sent" in str(resp.json()) and "text/plain" in str(resp.json())
+    assert TriageRecord.objects.count() == 0
+
+
 def test_a_50_mb_paste_is_refused_with_413_and_stores_nothing(client):
     resp = client.post("/api/v1/triage/", {"log": "x" * (50 * 1024 * 1024)}, format="json")
     assert resp.status_code == 413

@@ -50,6 +50,21 @@ def test_oversize_paste_is_a_413(db, client, settings):
     assert TriageRecord.objects.count() == 0
 
 
+def test_the_paste_limit_counts_the_pasted_text_not_its_form_encoding(db, client, settings):
+    from urllib.parse import urlencode
+
+    settings.FIXBASE_MAX_PASTE_BYTES = 66 * 1024
+    paste = "RuntimeError: CUDA error: out of memory\n" + "[rank0]: x = ä + ö\n" * 3000  # 63 KB
+    body = urlencode({"log": paste})  # as a browser encodes a form without an enctype: 120 KB
+    assert len(paste.encode()) < settings.FIXBASE_MAX_PASTE_BYTES < len(body)
+
+    resp = client.post("/", body, content_type="application/x-www-form-urlencoded")
+
+    assert resp.status_code == 200 and TriageRecord.objects.count() == 1
+    page = client.get("/").content.decode()
+    assert 'enctype="multipart/form-data"' in page and 'hx-encoding="multipart/form-data"' in page
+
+
 def test_no_match_offers_a_needs_a_fix_entry(kb, client):
     log = "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"
     resp = client.post("/", {"log": log})
