@@ -119,7 +119,8 @@ def summary_markdown(answer: dict[str, Any], base_url: str, numbers: list[int | 
     message = sig.get("raw_message") or sig.get("message", "")
     root = (f"{name.replace('_', ' ')}: {message}" if name else message)[:300]
     fence = "``" if "`" in root else "`"
-    lines = ["## Fixbase", "", f"**Root error:** {fence} {root} {fence}"]
+    label = {"warning": "No error found, only warnings; the first:", "text": "No error line found; read as text:"}
+    lines = ["## Fixbase", "", f"**{label.get(sig.get('kind', ''), 'Root error:')}** {fence} {root} {fence}"]
     if sig.get("root_lines"):
         first, last = sig["root_lines"]
         if numbers and 0 < first <= last <= len(numbers):

@@ -94,7 +94,10 @@ def _python_warning(scan: ScanState, i: int, wm: re.Match[str]) -> int:
     end = continuation(scan, i, limit=3)
     msg = " ".join([wm.group("msg")] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
     _add_frameless(scan, i, end, "warning", wm.group("type"), msg)
-    return max(end, i + 1)
+    # A line in it that starts another warning (another process printing the same one) is read
+    # again as that warning, so the lines under it are its message, never errors of their own.
+    again = next((k for k in range(i + 1, end) if WARNING_RE.search(scan.text(k))), None)
+    return again if again is not None else max(end, i + 1)
 
 
 def _add_frameless(scan: ScanState, i: int, end: int, kind: str, exc_type: str, message: str) -> None:

@@ -197,4 +197,13 @@ def test_a_paste_with_no_recognised_error_is_summarised_by_its_words():
 
     text = fixbase_ci.summary_markdown(answer, "http://fixbase")
 
-    assert "**Root error:** ` Traceback (most recent `" in text and "text:" not in text
+    assert "**No error line found; read as text:** ` Traceback (most recent `" in text and "` text:" not in text
+
+
+def test_a_log_with_only_warnings_does_not_say_root_error():
+    sig = {"kind": "warning", "exception": "RuntimeWarning", "message": "Failed to read commit hash"}
+
+    text = fixbase_ci.summary_markdown({"verdict": "no_match", "matches": [], "signature": sig}, "http://fixbase")
+
+    assert "**No error found, only warnings; the first:** ` RuntimeWarning: Failed to read commit hash `" in text
+    assert "Root error" not in text

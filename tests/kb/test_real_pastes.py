@@ -507,3 +507,23 @@ def test_a_traceback_pasted_a_space_to_the_right_keeps_its_exception_line():
         "RuntimeError",
         "Only support head size 64, 128, and 256 for now",
     )
+
+
+def test_the_same_multi_line_warning_from_two_processes_is_no_error():
+    # A healthy verl run (the samples' own log): two processes print vLLM's import warning, whose
+    # message goes on below it; the first copy's message once took in the second's first line,
+    # and the second's "No module named" line was then read as the log's root error.
+    text = (
+        "(main_task pid=7773) /root/miniconda3/lib/python3.12/site-packages/vllm/connections.py:8: "
+        "RuntimeWarning: Failed to read commit hash:\n"
+        "(main_task pid=7773) No module named 'vllm._version'\n"
+        "(main_task pid=7773)   from vllm.version import __version__ as VLLM_VERSION\n"
+        "(pid=8238) /root/miniconda3/lib/python3.12/site-packages/vllm/connections.py:8: "
+        "RuntimeWarning: Failed to read commit hash:\n"
+        "(pid=8238) No module named 'vllm._version'\n"
+        "(pid=8238)   from vllm.version import __version__ as VLLM_VERSION\n"
+        "(main_task pid=7773) step:1 - actor/pg_loss:0.012 - critic/score/mean:0.21\n"
+    )
+    sig, choice = signature_from_text(text)
+    assert sig.kind == "warning" and sig.exc_type == "RuntimeWarning"
+    assert all(b.kind == "warning" for b in (choice.root, *choice.secondary))
