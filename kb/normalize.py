@@ -7,6 +7,7 @@ removing library boilerplate, tokenising for lexical matching, and naming frames
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from kb.logscan import Frame
@@ -170,6 +171,22 @@ def tokenize(text: str) -> list[str]:
     out: list[str] = []
     for raw in WORD_RE.findall(text):
         out.extend(_word_tokens(raw))
+    return out
+
+
+def surface_words(text: str, tokens: Iterable[str]) -> list[str]:
+    """Each token as a word of `text` that yields it (`undefin` → `undefined`), for people to read;
+    a token whose word is long (a mangled C++ symbol) or not in the text stays as it is."""
+    word_of: dict[str, str] = {}
+    for raw in WORD_RE.findall(text):
+        for token in _word_tokens(raw):
+            word_of.setdefault(token, raw)
+    out: list[str] = []
+    for token in tokens:
+        word = word_of.get(token, token)
+        word = word if len(word) <= 30 else token
+        if word not in out:
+            out.append(word)
     return out
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from kb.logclean import log_lines
 from kb.logscan import ErrorBlock
-from kb.normalize import strip_boilerplate
+from kb.normalize import strip_boilerplate, surface_words
 from triage.corpus import Corpus, Doc
 from triage.ranking import Query
 
@@ -52,7 +52,7 @@ def explain_match(
         key=lambda t: -corpus.idf(corpus.text_df, t),
     )[:8]
     if matched:
-        reasons.append("Message words in common: " + ", ".join(matched) + ".")
+        reasons.append("Message words in common: " + ", ".join(surface_words(sig.raw_message, matched)) + ".")
     shared = tuple(f for f in sig.frames if f in set(doc.frames))[:4]
     if shared:
         reasons.append("Shared frames: " + ", ".join(shared) + ".")

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from kb.normalize import mask_message, message_slots, module_of, tokenize
+from kb.normalize import mask_message, message_slots, module_of, surface_words, tokenize
 
 
 def test_masking_removes_what_differs_between_users():
@@ -94,3 +94,15 @@ def test_slots_keep_the_port_of_a_connection_not_the_address():
     redis = message_slots("Error 111 connecting to 10.0.3.7:6379. Connection refused.")
     assert "port:6379" in redis and not any("10.0" in s for s in redis)
     assert message_slots("The client socket has failed to connect to [localhost]:29500 (errno: 99)")[-1] == "port:29500"
+
+
+def test_matched_tokens_are_shown_as_the_words_of_the_message():
+    message = "ImportError: libcusparse.so.12: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE"
+    tokens = ["undefin", "symbol", "libcusparse", "_zn3c104cuda20cudacachingallocator9allocatore"]
+
+    assert surface_words(message, tokens) == [
+        "undefined",
+        "symbol",
+        "libcusparse",
+        "_zn3c104cuda20cudacachingallocator9allocatore",  # a mangled name is kept as the token
+    ]
