@@ -65,6 +65,15 @@ def test_the_paste_limit_counts_the_pasted_text_not_its_form_encoding(db, client
     assert 'enctype="multipart/form-data"' in page and 'hx-encoding="multipart/form-data"' in page
 
 
+def test_the_root_error_links_to_its_line_in_the_pasted_log(db, client):
+    log = "step 1 ok\nstep 2 ok\nzmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')\n"
+
+    page = client.post("/", {"log": log}).content.decode()
+
+    assert '(<a href="#log-L3">line 3 of your paste</a>)' in page
+    assert '<span id="log-L3">3: zmq.error.ZMQError' in page or '<span id="log-L3" class="hl">3: zmq' in page
+
+
 def test_no_match_offers_a_needs_a_fix_entry(kb, client):
     log = "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"
     resp = client.post("/", {"log": log})
