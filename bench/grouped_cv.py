@@ -461,7 +461,14 @@ def print_figures(tables: list[QueryTable], outs: list[Outcome], args: argparse.
     print(
         f"grouped {args.folds}-fold CV by problem, mean of {args.repeats} random fold assignments, commit {commit()}, "
         f"{len(judged)} queries on {len({t.problem for t in judged})} problems"
-        + (f", {len(tables) - len(judged)} report-against-report queries in training" if args.pairs else "")
+        + "".join(
+            f", {n} {what} in training only"
+            for what, n in (
+                ("report-against-report queries", sum(t.set_name.startswith("pairs:") for t in tables)),
+                ("gathered queries", sum(t.train_only and not t.set_name.startswith("pairs:") for t in tables)),
+            )
+            if n
+        )
     )
     present = [s for s in SETS if any(o.table.set_name == s for o in outs)]
     rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in present] + [report("all", outs)]

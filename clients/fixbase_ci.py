@@ -119,8 +119,7 @@ def summary_markdown(answer: dict[str, Any], base_url: str, numbers: list[int | 
     message = sig.get("raw_message") or sig.get("message", "")
     root = (f"{name.replace('_', ' ')}: {message}" if name else message)[:300]
     fence = "``" if "`" in root else "`"
-    label = {"warning": "No error found, only warnings; the first:", "text": "No error line found; read as text:"}
-    lines = ["## Fixbase", "", f"**{label.get(sig.get('kind', ''), 'Root error:')}** {fence} {root} {fence}"]
+    lines = ["## Fixbase", "", f"**{sig.get('label') or 'Root error'}:** {fence} {root} {fence}"]
     if sig.get("root_lines"):
         first, last = sig["root_lines"]
         if numbers and 0 < first <= last <= len(numbers):
@@ -203,6 +202,9 @@ def run_command(args: argparse.Namespace) -> int:
         print("fixbase run: give the command after --", file=sys.stderr)
         return 2
     cmd = args.command[1:] if args.command[0] == "--" else args.command
+    if not cmd:
+        print("fixbase run: give the command after --", file=sys.stderr)
+        return 2
     kept: deque[str] = deque()
     size = [0]
     try:
@@ -228,7 +230,7 @@ def run_command(args: argparse.Namespace) -> int:
     t.join()
     sys.stdout.flush()
     if code != 0 and not "".join(kept).strip():
-        print(f"fixbase: the command failed (exit {code}) and printed nothing; not asked.", file=sys.stderr)
+        print(f"fixbase run: the command failed (exit {code}) and printed nothing; not asked.", file=sys.stderr)
     elif code != 0:
         if not any(kv.startswith("job=") for kv in args.context):
             args.context = [*args.context, f"job={' '.join(cmd)[:200]}"]

@@ -207,7 +207,9 @@ MEDIA_ROOT = DATA_DIR / "media"
 # Limits on what a user can send. A paste larger than this is refused with 413, not truncated.
 FIXBASE_MAX_PASTE_BYTES = env_int("FIXBASE_MAX_PASTE_BYTES", 2 * 1024 * 1024)
 FIXBASE_MAX_UPLOAD_BYTES = env_int("FIXBASE_MAX_UPLOAD_BYTES", 4 * 1024**3)
-DATA_UPLOAD_MAX_MEMORY_SIZE = FIXBASE_MAX_PASTE_BYTES + 64 * 1024  # the paste and its form (request_limits)
+# A request may carry this much besides the paste: a multipart form's boundaries and other fields.
+FIXBASE_FORM_OVERHEAD_BYTES = 64 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = FIXBASE_MAX_PASTE_BYTES + FIXBASE_FORM_OVERHEAD_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # Django's partial uploads go here, not the system temp dir, so a killed upload's file is found
 # and removed (ingest.dispatch.resume_abandoned).

@@ -95,7 +95,10 @@ def _python_warning(scan: ScanState, i: int, wm: re.Match[str]) -> int:
     msg = " ".join([wm.group("msg")] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
     _add_frameless(scan, i, end, "warning", wm.group("type"), msg)
     # A line in it that starts another warning (another process printing the same one) is read
-    # again as that warning, so the lines under it are its message, never errors of their own.
+    # again as that warning, so the lines under it are its message, never errors of their own. The
+    # first one's message still reads on over it: in a job log a warning's next lines are as often
+    # the report pasted under it, and cutting the message there loses such reports (grouped CV:
+    # answered right 0.883 → 0.875).
     again = next((k for k in range(i + 1, end) if WARNING_RE.search(scan.text(k))), None)
     return again if again is not None else max(end, i + 1)
 

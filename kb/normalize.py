@@ -175,16 +175,16 @@ def tokenize(text: str) -> list[str]:
 
 
 def surface_words(text: str, tokens: Iterable[str]) -> list[str]:
-    """Each token as a word of `text` that yields it (`undefin` → `undefined`), for people to read;
-    a token whose word is long (a mangled C++ symbol) or not in the text stays as it is."""
+    """Each token as the word of `text` it stands for (`undefin` → `undefined`), for people to read;
+    a token that is only part of a longer name (`socket` of `NCCL_SOCKET_IFNAME`) stays as it is."""
     word_of: dict[str, str] = {}
     for raw in WORD_RE.findall(text):
-        for token in _word_tokens(raw):
-            word_of.setdefault(token, raw)
+        whole = _word_tokens(raw)[:1]
+        if whole:
+            word_of.setdefault(whole[0], raw)
     out: list[str] = []
     for token in tokens:
         word = word_of.get(token, token)
-        word = word if len(word) <= 30 else token
         if word not in out:
             out.append(word)
     return out

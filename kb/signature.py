@@ -96,6 +96,15 @@ class Signature:
         head = self.exc_type or self.pattern.replace("_", " ")
         return f"{head}: {self.message}" if head else self.message
 
+    @property
+    def label(self) -> str:
+        """What the page and the CI summary call it: a warning or the paste's own words are not errors."""
+        if self.kind == "warning":
+            return "No error found, only warnings; the first"
+        if self.kind == "text":
+            return "No error line found; your paste read as text"
+        return "Root error"
+
 
 def guess_framework(frames: tuple[Frame, ...], text: str) -> str:
     tops = {module_of(f.path).split(".", 1)[0] for f in frames}

@@ -94,7 +94,7 @@ class TriageInput(serializers.Serializer):  # type: ignore[type-arg]
         if not log.strip():
             raise serializers.ValidationError({"log": ["The log is empty: paste the error output."]})
         if paste_too_large(log):
-            raise serializers.ValidationError({"log": [too_large_message()]})
+            raise TooLarge(too_large_message())
         return attrs
 
 

@@ -24,6 +24,7 @@ def result_as_dict(result: TriageResult, absolute: Callable[[str], str] = lambda
             "frames": list(sig.frames),
             "framework": sig.framework,
             "kind": sig.kind,
+            "label": sig.label,
             "pattern": sig.pattern,
             "fingerprint": sig.fingerprint,
             "root_lines": list(result.root_lines) if result.root_lines else None,

@@ -5,9 +5,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest
 
-# What a request may carry besides the paste itself: a multipart form's boundaries and other fields.
-FORM_OVERHEAD_BYTES = 64 * 1024
-
 
 def body_too_large(request: HttpRequest) -> bool:
     """Refused unread: the body cannot hold a paste within the limit. The paste itself is
@@ -16,11 +13,12 @@ def body_too_large(request: HttpRequest) -> bool:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return True
-    return length > settings.FIXBASE_MAX_PASTE_BYTES + FORM_OVERHEAD_BYTES
+    return length > settings.FIXBASE_MAX_PASTE_BYTES + settings.FIXBASE_FORM_OVERHEAD_BYTES
 
 
 def paste_too_large(text: str) -> bool:
-    return len(text.encode()) > settings.FIXBASE_MAX_PASTE_BYTES
+    # A browser sends a textarea's line ends as CRLF: they are read as one newline, so they count as one.
+    return len(text.replace("\r\n", "\n").encode()) > settings.FIXBASE_MAX_PASTE_BYTES
 
 
 def too_large_message() -> str:

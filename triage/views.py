@@ -55,6 +55,7 @@ def new_entry_view(request: HttpRequest) -> HttpResponse:
         return render(request, "triage/paste.html", {"error": too_large_message()}, status=413)
     log = request.POST.get("log", "")
     if paste_too_large(log):
+        logger.warning("new entry refused: paste too large")
         return render(request, "triage/paste.html", {"error": too_large_message()}, status=413)
     if not log.strip():
         return render(request, "triage/paste.html", {"error": "Nothing to add: the log is empty."}, status=400)

@@ -145,7 +145,10 @@ def test_run_of_a_missing_command_or_a_silent_failure_says_so_in_one_line(tmp_pa
 
     silent = client("http://127.0.0.1:1", "t", "run", "--", sys.executable, "-c", "raise SystemExit(4)")
     assert silent.returncode == 4
-    assert silent.stderr.strip() == "fixbase: the command failed (exit 4) and printed nothing; not asked."
+    assert silent.stderr.strip() == "fixbase run: the command failed (exit 4) and printed nothing; not asked."
+
+    nothing = client("http://127.0.0.1:1", "t", "run", "--")
+    assert nothing.returncode == 2 and nothing.stderr.strip() == "fixbase run: give the command after --"
 
 
 def test_the_client_uses_the_standard_library_only():
@@ -193,17 +196,22 @@ def test_manage_triage_asks_the_running_server_with_distinct_exit_codes(server, 
 
 
 def test_a_paste_with_no_recognised_error_is_summarised_by_its_words():
-    answer = {"verdict": "no_match", "matches": [], "signature": {"kind": "text", "message": "Traceback (most recent"}}
-
-    text = fixbase_ci.summary_markdown(answer, "http://fixbase")
-
-    assert "**No error line found; read as text:** ` Traceback (most recent `" in text and "` text:" not in text
-
-
-def test_a_log_with_only_warnings_does_not_say_root_error():
-    sig = {"kind": "warning", "exception": "RuntimeWarning", "message": "Failed to read commit hash"}
+    sig = {"kind": "text", "label": "No error line found; your paste read as text", "message": "Traceback (most recent"}
 
     text = fixbase_ci.summary_markdown({"verdict": "no_match", "matches": [], "signature": sig}, "http://fixbase")
 
-    assert "**No error found, only warnings; the first:** ` RuntimeWarning: Failed to read commit hash `" in text
+    assert "**No error line found; your paste read as text:** ` Traceback (most recent `" in text
+    assert "` text:" not in text
+
+
+def test_the_summary_names_the_root_as_the_server_labels_it():
+    warning = {"kind": "warning", "label": "No error found, only warnings; the first", "exception": "UserWarning"}
+    warning["message"] = "FSDP is switching to NO_SHARD"
+    older_server = {"kind": "traceback", "exception": "RuntimeError", "message": "boom"}  # sends no label
+
+    text = fixbase_ci.summary_markdown({"verdict": "no_match", "matches": [], "signature": warning}, "http://x")
+    older = fixbase_ci.summary_markdown({"verdict": "no_match", "matches": [], "signature": older_server}, "http://x")
+
+    assert "**No error found, only warnings; the first:** ` UserWarning: FSDP is switching to NO_SHARD `" in text
     assert "Root error" not in text
+    assert "**Root error:** ` RuntimeError: boom `" in older

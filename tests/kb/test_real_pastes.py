@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kb.logscan import scan_log
 from kb.signature import signature_from_text
 
 
@@ -524,6 +525,13 @@ def test_the_same_multi_line_warning_from_two_processes_is_no_error():
         "(pid=8238)   from vllm.version import __version__ as VLLM_VERSION\n"
         "(main_task pid=7773) step:1 - actor/pg_loss:0.012 - critic/score/mean:0.21\n"
     )
+    blocks = scan_log(text)
+    assert [(b.kind, b.exc_type, b.line_start) for b in blocks] == [
+        ("warning", "RuntimeWarning", 1),
+        ("warning", "RuntimeWarning", 4),
+    ]
+    assert blocks[1].message.startswith(
+        "Failed to read commit hash: No module named 'vllm._version' from vllm.version import __version__"
+    )
     sig, choice = signature_from_text(text)
-    assert sig.kind == "warning" and sig.exc_type == "RuntimeWarning"
-    assert all(b.kind == "warning" for b in (choice.root, *choice.secondary))
+    assert sig.kind == "warning" and choice.secondary == ()

@@ -53,7 +53,8 @@ def test_triage_returns_the_documented_shape(kb, client):
     assert resp.status_code == 200
     data = resp.json()
     assert data["verdict"] == "match"
-    assert set(data["signature"]) >= {"exception", "message", "frames", "framework"}
+    assert set(data["signature"]) >= {"exception", "message", "frames", "framework", "label"}
+    assert data["signature"]["label"] == "Root error"
     assert 1 <= len(data["matches"]) <= 3
     assert all(m["score"] >= data["floor"] for m in data["matches"])
     top = data["matches"][0]
@@ -97,6 +98,17 @@ def test_a_request_without_a_log_says_how_to_send_one(client):
     for resp in (as_json, as_form):
         assert resp.status_code == 400
         assert "No log was sent" in str(resp.json()) and "text/plain" in str(resp.json())
+    assert TriageRecord.objects.count() == 0
+
+
+def test_a_log_just_over_the_limit_is_a_413_in_any_encoding(client, settings):
+    settings.FIXBASE_MAX_PASTE_BYTES = 100 * 1024
+    log = "RuntimeError: boom\n" + "x" * (110 * 1024)
+
+    as_json = client.post("/api/v1/triage/", {"log": log}, format="json")
+    as_text = client.generic("POST", "/api/v1/triage/", log.encode(), content_type="text/plain")
+
+    assert as_json.status_code == as_text.status_code == 413
     assert TriageRecord.objects.count() == 0
 
 

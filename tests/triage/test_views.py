@@ -50,19 +50,21 @@ def test_oversize_paste_is_a_413(db, client, settings):
     assert TriageRecord.objects.count() == 0
 
 
-def test_the_paste_limit_counts_the_pasted_text_not_its_form_encoding(db, client, settings):
+def test_the_paste_limit_counts_the_pasted_text_not_its_encoding(db, client, settings):
     from urllib.parse import urlencode
 
-    settings.FIXBASE_MAX_PASTE_BYTES = 66 * 1024
-    paste = "RuntimeError: CUDA error: out of memory\n" + "[rank0]: x = ä + ö\n" * 3000  # 63 KB
-    body = urlencode({"log": paste})  # as a browser encodes a form without an enctype: 120 KB
-    assert len(paste.encode()) < settings.FIXBASE_MAX_PASTE_BYTES < len(body)
+    settings.FIXBASE_MAX_PASTE_BYTES = 100 * 1024
+    paste = "RuntimeError: CUDA error: out of memory\r\n" + "[rank0]: x = ä + ö\r\n" * 4700  # as a browser sends it
+    assert len(paste.replace("\r\n", "\n").encode()) < settings.FIXBASE_MAX_PASTE_BYTES < len(paste.encode())
+    assert len(urlencode({"log": paste})) > 2 * settings.FIXBASE_MAX_PASTE_BYTES  # what a form without enctype sends
 
-    resp = client.post("/", body, content_type="application/x-www-form-urlencoded")
-
-    assert resp.status_code == 200 and TriageRecord.objects.count() == 1
     page = client.get("/").content.decode()
+    accepted = client.post("/", {"log": paste})  # multipart, as the page's form posts it
+    refused = client.post("/", {"log": paste + "x" * 4096})
+
     assert 'enctype="multipart/form-data"' in page and 'hx-encoding="multipart/form-data"' in page
+    assert accepted.status_code == 200 and refused.status_code == 413
+    assert TriageRecord.objects.count() == 1
 
 
 def test_the_root_error_links_to_its_line_in_the_pasted_log(db, client):

@@ -65,7 +65,8 @@ def test_an_oversize_paste_gets_the_friendly_413_before_the_csrf_check(db, viewe
     settings.FIXBASE_MAX_PASTE_BYTES = 1000
     client = Client(enforce_csrf_checks=True)
     client.force_login(viewer)
-    resp = client.post("/", {"log": "x" * 5000}, HTTP_HX_REQUEST="true")
+    body_limit = settings.FIXBASE_MAX_PASTE_BYTES + settings.FIXBASE_FORM_OVERHEAD_BYTES
+    resp = client.post("/", {"log": "x" * (body_limit + 1)}, HTTP_HX_REQUEST="true")
     assert resp.status_code == 413 and b"larger than" in resp.content and b"<html" not in resp.content
 
 
