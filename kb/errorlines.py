@@ -19,13 +19,16 @@ from kb.logpatterns import (
     ERROR_LINE_PATTERNS,
     HTTP_ERROR_RE,
     IPYTHON_HEAD_RE,
+    LOG_HEADER_MARK_RE,
     LOG_LINE_RE,
     METRIC_DESCRIPTIONS,
     METRIC_KEYS,
     METRIC_KV_RE,
     METRIC_RE,
+    PROSE_EXC_START_RE,
     QUIET_LINE_RE,
     WARNING_RE,
+    WRAPPED_WARNING_RE,
     metric_anomaly,
 )
 from kb.scanstate import ScanState
@@ -50,7 +53,7 @@ def read_line(scan: ScanState, i: int) -> int:
     if metric:
         _add_metric(scan, i, metric.group(0))
         return i + 1
-    wm = WARNING_RE.search(t)
+    wm = WARNING_RE.search(t) or WRAPPED_WARNING_RE.match(s)
     if wm:
         return _python_warning(scan, i, wm)
     http = HTTP_ERROR_RE.search(t)
@@ -77,6 +80,13 @@ def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
     # on its line (a bare `AssertionError` under the `assert` a paste kept).
     if not t.startswith(" ") and scan.levels[scan.logical[i][0]] not in ("INFO", "DEBUG", "WARNING"):
         exc = match_exception(t, module_named=True)
+        if exc:
+            end = finish_exception(scan, i, i, exc, [], [], "")
+            scan.blocks[-1] = replace(scan.blocks[-1], weak=True)
+            return end
+        # An exception named in a sentence ("…when running it, TypeError: EngineArgs.__init__() got
+        # …", "错误显示：pydantic_core….ValidationError: 1 validation error …"): weak as well.
+        exc = exception_in_prose(t)
         if exc:
             end = finish_exception(scan, i, i, exc, [], [], "")
             scan.blocks[-1] = replace(scan.blocks[-1], weak=True)
@@ -117,6 +127,20 @@ def _add_frameless(scan: ScanState, i: int, end: int, kind: str, exc_type: str, 
             prefix=scan.logical[i][2],
         )
     )
+
+
+def exception_in_prose(t: str) -> re.Match[str] | None:
+    """The exception a sentence names after a word, comma or colon, with a message after it; not
+    a logger's line (a clock time or a level word before it), which narrates a retry as often."""
+    if "Error" not in t and "Exception" not in t:
+        return None
+    for m in PROSE_EXC_START_RE.finditer(t):
+        if LOG_HEADER_MARK_RE.search(t[: m.start()]):
+            return None
+        exc = match_exception(t[m.end() :])
+        if exc and exc.group("msg") and re.search(r"(?:Error|Exception)$", exc.group("type")):
+            return exc
+    return None
 
 
 def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:

@@ -22,6 +22,7 @@ from kb.logpatterns import (
     LOG_HEADER_TOKENS,
     LOG_LINE_RE,
     MODULE_EXC_RE,
+    PROCESS_TAG_RE,
     RAY_TASK_HEADER_RE,
     SHELL_LINE_RE,
     STAMP_RE,
@@ -72,6 +73,11 @@ def is_symptom(text: str) -> bool:
     return any(rx.search(text) for rx in SYMPTOM_RES)
 
 
+def _process_tag(prefix: str) -> str:
+    m = PROCESS_TAG_RE.search(prefix)
+    return m.group(0).strip() if m else ""
+
+
 def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
     """Index after the message lines that continue an exception line at `i`."""
     n = len(scan.logical)
@@ -89,6 +95,8 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
             break  # pip's frame around a failed build step's output
         if STAMP_RE.search(scan.logical[j][2]) and not STAMP_RE.search(scan.logical[i][2]):
             break  # a stamped log line after an unstamped exception line
+        if _process_tag(scan.logical[i][2]) and _process_tag(scan.logical[j][2]) != _process_tag(scan.logical[i][2]):
+            break  # Ray and torchrun tag every line a worker prints: a line tagged otherwise is another stream's
         if (
             TB_HEAD_RE.match(t)
             or FRAME_RE.match(t)

@@ -22,6 +22,9 @@ DISPLAY_NOISE_RE = re.compile(
 
 # A date and time in brackets and nothing else, as a supervisor or `ts` stamps each line of a child's output.
 STAMP_RE = re.compile(r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]")
+# The tag Ray ("(WorkerDict pid=4123)") or torchrun ("[rank0]:", "[default3]:") puts on every line
+# one process prints, found in a line's stripped prefix.
+PROCESS_TAG_RE = re.compile(r"(?:^|\s)(?:\((?:[\w.\-]+\s+)?[^()]*pid=\d+[^)]*\)|\[[\w.\-]{1,30}\]:)")
 # Prefixes that launchers, Ray, torchrun, docker compose and NCCL put in front of every line.
 PREFIX_RES = (
     # CI runners' timestamps (GitHub Actions "2026-07-30T10:35:18.6494363Z ", Jenkins "[2026-07-30T10:35:18.649Z] ").
@@ -83,6 +86,10 @@ MODULE_EXC_RE = re.compile(
 )
 # Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
 # every search quadratic.
+# A warning whose `path.py:362: ` a narrow terminal or a paste put on the line above.
+WRAPPED_WARNING_RE = re.compile(r"^(?P<type>[A-Z]\w{0,40}Warning): (?P<msg>\S.*)$")
+# Where a sentence may name an exception: after a space, a comma or a colon (also CJK ones).
+PROSE_EXC_START_RE = re.compile(r"(?<=\S)[\s,;:，：；。]+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b)")
 WARNING_RE = re.compile(r"(?P<path>[^\s:]{1,300}\.py):\d+: (?P<type>\w{0,40}Warning): (?P<msg>.*)$")
 # argparse: "prog: error: …" (Slurm's tools say the same, and have their own pattern), or only
 # argparse's own wording when a paste dropped the program name before "error:".

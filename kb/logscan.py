@@ -11,7 +11,7 @@ are `kb.tracebacks` (Python tracebacks), `kb.errorlines` (lines outside a traceb
 from __future__ import annotations
 
 from kb.errorblock import ErrorBlock, Frame
-from kb.errorlines import ANY_ERROR_LINE_RE, identity, read_line
+from kb.errorlines import ANY_ERROR_LINE_RE, exception_in_prose, identity, read_line
 from kb.exceptionlines import exception_after_header, match_exception
 from kb.logclean import clean_line, log_lines
 from kb.logpatterns import (
@@ -68,6 +68,8 @@ def line_may_start_failure(raw: str) -> bool:
     if WARNING_RE.search(t) or cl.level in ("INFO", "DEBUG", "WARNING") or QUIET_LINE_RE.match(s):
         return False
     if cl.level in ("ERROR", "CRITICAL", "FATAL"):
+        return True
+    if not t.startswith(" ") and exception_in_prose(t):
         return True
     if CODE_LINE_RE.match(t):
         return bool(ARGPARSE_RE.match(s))

@@ -53,6 +53,8 @@ FAILURES = [
     "size mismatch for model.embed.weight: copying a param with shape torch.Size([8, 4]) from checkpoint",
     "(raylet) [2023-04-23 09:55:28,127 E 44 92] (raylet) file_system_monitor.cc:105: /tmp/ray is over 95% full",
     "pyarrow.lib.ArrowInvalid: Column 5 named input_ids expected length 1000 but got length 1096",
+    "Using this command the vllm version installed was 0.10.1.1, and I kept getting errors when running it, "
+    "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'",
     "[2026-03-11 17:47:54] ray.exceptions.RayTaskError(NotImplementedError): ray::TaskRunner.run() (pid=29)\n"
     '[2026-03-11 17:47:54]   File "/appdata/verl/verl/workers/reward_manager/naive.py", line 89, in __call__',
 ]

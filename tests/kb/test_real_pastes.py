@@ -535,3 +535,61 @@ def test_the_same_multi_line_warning_from_two_processes_is_no_error():
     )
     sig, choice = signature_from_text(text)
     assert sig.kind == "warning" and choice.secondary == ()
+
+
+def test_an_exception_named_inside_a_sentence_is_a_weak_root():
+    # Reports that name the error mid-sentence, in English and in Chinese (verl and OpenRLHF issues).
+    exc, _, message = root_of(
+        "Using this command, the vllm version installed was 0.10.1.1, and I kept getting errors when running it, "
+        "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'\n"
+    )
+    assert (
+        exc == "TypeError" and message == "EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'"
+    )
+    exc, _, message = root_of(
+        "用ds_z3_config.json的时候就会报错，错误显示：pydantic_core._pydantic_core.ValidationError: 1 validation error "
+        "for DeepSpeedZeroConfig\n"
+        "[rank3]: stage3_prefetch_bucket_size\n"
+    )
+    assert exc.endswith("ValidationError") and message.startswith("1 validation error for DeepSpeedZeroConfig")
+
+
+def test_a_sentence_that_only_mentions_an_error_word_is_no_exception():
+    blocks = scan_log("I thought it was a ValueError at first, but the run just hangs after step 3\n")
+    assert [b for b in blocks if b.kind in ("exception_line", "traceback")] == []
+
+
+def test_a_warning_whose_path_wrapped_onto_the_line_above_is_still_a_warning():
+    text = (
+        "/envs/pytorch/lib/python3.10/site-packages/transformers/generation/configuration_utils.py:362: \n"
+        "UserWarning: `do_sample` is set to `False`. However, `temperature` is set to `0.9` -- this flag is only "
+        "used in sample-based generation modes. \n"
+        "You should set `do_sample=True` or unset `temperature`.\n"
+    )
+    (block,) = scan_log(text)
+    assert (block.kind, block.exc_type, block.line_start) == ("warning", "UserWarning", 2)
+    assert "`do_sample` is set to `False`" in block.message
+
+
+def test_a_ray_workers_warning_does_not_continue_onto_a_line_another_stream_printed():
+    # A verl job log: the worker's start-up FutureWarning, then the driver's own error (no Ray tag),
+    # then two ranks' copies of another error; each is an error of its own, not the warning's text.
+    text = (
+        "(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/"
+        "fully_sharded_data_parallel.py:689: FutureWarning: FSDP.state_dict_type() and "
+        "FSDP.set_state_dict_type() are being deprecated.\n"
+        "cannot import name 'LlamaFlashAttention2' from 'transformers.models.llama.modeling_llama' "
+        "(/opt/conda/lib/python3.12/site-packages/transformers/models/llama/modeling_llama.py)\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
+    )
+    blocks = scan_log(text)
+    assert blocks[0].kind == "warning" and "LlamaFlashAttention2" not in blocks[0].message
+    _, pattern, message = root_of(text)
+    assert pattern == "error_phrase" and "cannot import name 'LlamaFlashAttention2'" in message
+    ranks = (
+        "(WorkerDict pid=4123) /opt/fsdp.py:689: FutureWarning: FSDP.state_dict_type() is deprecated.\n"
+        "[rank0]: Error in reward_fn: reward_extra_info\n"
+        "[rank1]: Error in reward_fn: reward_extra_info\n"
+    )
+    _, pattern, message = root_of(ranks)
+    assert pattern == "log_error" and message == "Error in reward_fn: reward_extra_info"
