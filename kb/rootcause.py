@@ -63,6 +63,8 @@ def _tier(block: ErrorBlock) -> int:
         return 2
     if block.kind == "truncated_traceback":
         return 5
+    if block.exc_type in ("FutureWarning", "DeprecationWarning", "PendingDeprecationWarning"):
+        return 7  # a deprecation notice explains nothing; another warning may
     return 6
 
 

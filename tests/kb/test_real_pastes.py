@@ -593,3 +593,18 @@ def test_a_ray_workers_warning_does_not_continue_onto_a_line_another_stream_prin
     )
     _, pattern, message = root_of(ranks)
     assert pattern == "log_error" and message == "Error in reward_fn: reward_extra_info"
+
+
+def test_of_warnings_alone_a_deprecation_notice_is_not_the_root():
+    # A train-long paste: the samples' start-up FSDP notice, then the report's own warning.
+    text = (
+        "(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/"
+        "fully_sharded_data_parallel.py:689: FutureWarning: FSDP.state_dict_type() and "
+        "FSDP.set_state_dict_type() are being deprecated.\n"
+        "[rank0]: /path/to/.venv/lib/python3.12/site-packages/transformers/generation/configuration_utils.py:628: "
+        "UserWarning: `do_sample` is set to `False`. However, `temperature` is set to `0.0` -- this flag is only "
+        "used in sample-based generation modes.\n"
+    )
+    sig, _choice = signature_from_text(text)
+    assert sig.kind == "warning" and sig.exc_type == "UserWarning" and "`do_sample`" in sig.raw_message
+    assert signature_from_text(text.split("\n")[0])[0].exc_type == "FutureWarning"  # alone, it is still read
