@@ -84,12 +84,14 @@ EXC_RE = re.compile(
 MODULE_EXC_RE = re.compile(
     r"^(?P<type>(?:[a-z_]\w*\.)+[A-Z][a-z]\w*)(?:\((?P<inner>[\w.]+)\))?(?P<colon>:)\s*(?P<msg>\S.*)$"
 )
-# Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
-# every search quadratic.
 # A warning whose `path.py:362: ` a narrow terminal or a paste put on the line above.
 WRAPPED_WARNING_RE = re.compile(r"^(?P<type>[A-Z]\w{0,40}Warning): (?P<msg>\S.*)$")
 # Where a sentence may name an exception: after a space, a comma or a colon (also CJK ones).
-PROSE_EXC_START_RE = re.compile(r"(?<=\S)[\s,;:，：；。]+(?=(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b)")
+PROSE_EXC_START_RE = re.compile(
+    r"(?<=\S)[\s,;:，：；。]{1,8}(?=(?:[a-z_]\w{0,40}\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)\b)"
+)
+# Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
+# every search quadratic.
 WARNING_RE = re.compile(r"(?P<path>[^\s:]{1,300}\.py):\d+: (?P<type>\w{0,40}Warning): (?P<msg>.*)$")
 # argparse: "prog: error: …" (Slurm's tools say the same, and have their own pattern), or only
 # argparse's own wording when a paste dropped the program name before "error:".
