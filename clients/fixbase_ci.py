@@ -195,9 +195,15 @@ def report(args: argparse.Namespace, log: str) -> int:
     return 0
 
 
+STDERR_TAG = "[stderr]: "
+
+
 def run_command(args: argparse.Namespace) -> int:
-    """Run the command with its output passed through; keep its last MAX_BYTES; if it fails,
-    ask Fixbase. The exit code is always the command's own."""
+    """Run the command with its stdout and stderr passed through to ours; keep its last MAX_BYTES;
+    if it fails, ask Fixbase. The exit code is always the command's own. In the log sent, each
+    line the command wrote to stderr is tagged `[stderr]: `: the two streams arrive interleaved,
+    and the tag tells the server that a stdout line right under an exception line on stderr is
+    not the rest of its message."""
     if not args.command:
         print("fixbase run: give the command after --", file=sys.stderr)
         return 2
@@ -207,28 +213,34 @@ def run_command(args: argparse.Namespace) -> int:
         return 2
     kept: deque[str] = deque()
     size = [0]
+    lock = threading.Lock()
     try:
         proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1, text=True, errors="replace"
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=1, text=True, errors="replace"
         )
     except OSError as exc:  # as a shell says it: 127 when there is no such command, 126 when it cannot run
         print(f"fixbase run: cannot run {cmd[0]}: {exc.strerror or exc}; not asked.", file=sys.stderr)
         return 127 if isinstance(exc, FileNotFoundError) else 126
 
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            kept.append(line)
-            size[0] += len(line)
-            while size[0] > 4 * MAX_BYTES and kept:
-                size[0] -= len(kept.popleft())
+    def pump(stream: Any, out: Any, tag: str) -> None:
+        for line in stream:
+            out.write(line)
+            out.flush()
+            with lock:
+                kept.append(tag + line if line.strip() else line)
+                size[0] += len(kept[-1])
+                while size[0] > 4 * MAX_BYTES and kept:
+                    size[0] -= len(kept.popleft())
 
-    t = threading.Thread(target=pump, daemon=True)
-    t.start()
+    pumps = [
+        threading.Thread(target=pump, args=(proc.stdout, sys.stdout, ""), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, sys.stderr, STDERR_TAG), daemon=True),
+    ]
+    for t in pumps:
+        t.start()
     code = proc.wait()
-    t.join()
-    sys.stdout.flush()
+    for t in pumps:
+        t.join()
     if code != 0 and not "".join(kept).strip():
         print(f"fixbase run: the command failed (exit {code}) and printed nothing; not asked.", file=sys.stderr)
     elif code != 0:

@@ -74,8 +74,7 @@ def is_symptom(text: str) -> bool:
 
 
 def _process_tag(prefix: str) -> str:
-    m = PROCESS_TAG_RE.search(prefix)
-    return m.group(0).strip() if m else ""
+    return " ".join(m.strip() for m in PROCESS_TAG_RE.findall(prefix))
 
 
 def continuation(scan: ScanState, i: int, limit: int = 8) -> int:

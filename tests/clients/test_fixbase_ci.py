@@ -131,6 +131,29 @@ def test_run_posts_only_when_the_command_fails_and_keeps_its_exit_code(server):
     assert TriageRecord.objects.get().context["job"].startswith(sys.executable)
 
 
+def test_run_keeps_the_streams_apart_and_a_stdout_line_is_not_the_exceptions_message(server):
+    # A training script whose exception reaches stderr while its own progress line reaches stdout
+    # right after it: the line is not the rest of the message, and each stream stays our own.
+    url, token = server
+    script = (
+        "import sys, time\n"
+        'sys.stderr.write(\'Traceback (most recent call last):\\n  File "train.py", line 3, in <module>\\n'
+        "ValueError: max_tokens must be at least 1, got -2929.\\n'); sys.stderr.flush(); time.sleep(0.3)\n"
+        "print('saving emergency checkpoint to /tmp/ckpt', flush=True)\n"
+        "sys.exit(1)\n"
+    )
+    run = client(url, token, "run", "--", sys.executable, "-c", script)
+    assert run.returncode == 1
+    assert run.stderr.startswith("Traceback (most recent call last):") and "ValueError: max_tokens" in run.stderr
+    assert run.stdout.startswith("saving emergency checkpoint to /tmp/ckpt\n")
+    record = TriageRecord.objects.get()
+    assert "[stderr]: ValueError: max_tokens must be at least 1, got -2929." in record.log
+    assert "\nsaving emergency checkpoint to /tmp/ckpt" in record.log
+    assert (
+        record.headline.startswith("ValueError: max_tokens must be at least 1") and "checkpoint" not in record.headline
+    )
+
+
 def test_run_of_a_missing_command_or_a_silent_failure_says_so_in_one_line(tmp_path):
     # No server is needed: neither case may ask one.
     missing = client("http://127.0.0.1:1", "t", "run", "--", str(tmp_path / "no-such-command"))
