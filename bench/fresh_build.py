@@ -13,7 +13,7 @@ and a fix in our own words, and failures nobody documented. This script writes, 
   bench/data/fresh-long/queries.jsonl the same queries pasted inside whole job logs: the start-up
                                       noise around a query of ../shared/bench/train-long, reused
 
-    python bench/fresh_build.py [--name fresh2]
+    python bench/fresh_build.py [--name fresh2] [--rank-tagged]
 
 Each gathering is a set of its own (`--name`, default `fresh`, read from bench/data/NAME/source.json
 and written to bench/data/NAME and NAME-long; bench/benchsets.GATHERED lists them).
@@ -58,18 +58,30 @@ def notes(problems: list[dict]) -> tuple[list[str], list[tuple[int, int, str]]]:
     return lines, spans
 
 
-def job_log_noise() -> list[tuple[str, str]]:
-    """(before, after) around each train query that train-long pastes whole inside a job log."""
+def rank_tagged(log: str) -> str:
+    """A report as two ranks print it, as train-long pastes some: every line under `[rank0]: `,
+    then every line again under `[rank1]: `."""
+    lines = log.rstrip("\n").split("\n")
+    return "".join(f"[rank{r}]: {line}\n" for r in (0, 1) for line in lines)
+
+
+def job_log_noise(tagged: bool = False) -> list[tuple[str, str, bool]]:
+    """(before, after, printed by two ranks) around each train query that train-long pastes whole
+    inside a job log; with `tagged`, also where train-long pastes it as two ranks print it (without,
+    as the first three gatherings were built, those placements are left out)."""
     short = {q["id"]: q["log"] for q in map(json.loads, (TRAIN / "queries.jsonl").open())}
     noise = []
     for q in map(json.loads, (TRAIN_LONG / "queries.jsonl").open()):
-        at = q["log"].find(short.get(q["id"], "\0"))
+        report = short.get(q["id"], "\0")
+        at = q["log"].find(report)
         if at > 0:
-            noise.append((q["log"][:at], q["log"][at + len(short[q["id"]]) :]))
+            noise.append((q["log"][:at], q["log"][at + len(report) :], False))
+        elif tagged and (at := q["log"].find(rank_tagged(report))) > 0:
+            noise.append((q["log"][:at], q["log"][at + len(rank_tagged(report)) :], True))
     return noise
 
 
-def build(name: str = "fresh") -> dict[str, int]:
+def build(name: str = "fresh", tagged: bool = False) -> dict[str, int]:
     source = json.loads((DATA / name / "source.json").read_text())
     problems = [p for p in source["problems"] if len(p["reports"]) >= 2]
     corpus = DATA / name / "corpus"
@@ -111,7 +123,7 @@ def build(name: str = "fresh") -> dict[str, int]:
             {"id": u["id"], "case": None, "log": u["log"], "source": u["source"], "expect": [], "others": {}}
         )
 
-    noise = job_log_noise()
+    noise = job_log_noise(tagged)
     (DATA / f"{name}-long").mkdir(exist_ok=True)
     with (
         (DATA / name / "queries.jsonl").open("w") as short,
@@ -119,12 +131,19 @@ def build(name: str = "fresh") -> dict[str, int]:
     ):
         for i, q in enumerate(queries):
             short.write(json.dumps(q, ensure_ascii=False) + "\n")
-            before, after = noise[i % len(noise)]
-            long.write(json.dumps({**q, "log": before + q["log"] + after}, ensure_ascii=False) + "\n")
+            before, after, two_ranks = noise[i % len(noise)]
+            report = rank_tagged(q["log"]) if two_ranks else q["log"]
+            long.write(json.dumps({**q, "log": before + report + after}, ensure_ascii=False) + "\n")
     return {"problems": len(problems), "queries": len(queries), "unknown": len(source["unknowns"])}
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", default="fresh", help="the gathered set: bench/data/NAME/source.json")
-    print(build(ap.parse_args().name))
+    ap.add_argument(
+        "--rank-tagged",
+        action="store_true",
+        help="also train-long's placements of a report as two ranks print it (from fresh4 on)",
+    )
+    args = ap.parse_args()
+    print(build(args.name, args.rank_tagged))
