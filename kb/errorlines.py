@@ -17,6 +17,7 @@ from kb.logpatterns import (
     CODE_LINE_RE,
     DEBUGGER_EXC_RE,
     ERROR_LINE_PATTERNS,
+    HANDLED_RE,
     HTTP_ERROR_RE,
     IPYTHON_HEAD_RE,
     LOG_HEADER_MARK_RE,
@@ -131,11 +132,13 @@ def _add_frameless(scan: ScanState, i: int, end: int, kind: str, exc_type: str, 
 
 def exception_in_prose(t: str) -> re.Match[str] | None:
     """The exception a sentence names after a word, comma or colon, with a message after it; not
-    a logger's line (a clock time or a level word before it), which narrates a retry as often."""
+    a logger's line (a clock time or a level word before it), which narrates a retry as often, nor
+    a sentence that says the program handled it ("Retrying after ConnectionError: …", "skipping
+    sample 12 because of KeyError: …")."""
     if "Error" not in t and "Exception" not in t:
         return None
     for m in PROSE_EXC_START_RE.finditer(t):
-        if LOG_HEADER_MARK_RE.search(t[: m.start()]):
+        if LOG_HEADER_MARK_RE.search(t[: m.start()]) or HANDLED_RE.search(t[: m.start()]):
             return None
         exc = match_exception(t[m.end() :])
         if exc and exc.group("msg") and re.search(r"(?:Error|Exception)$", exc.group("type")):

@@ -90,6 +90,12 @@ WRAPPED_WARNING_RE = re.compile(r"^(?P<type>[A-Z]\w{0,40}Warning): (?P<msg>\S.*)
 PROSE_EXC_START_RE = re.compile(
     r"(?<=\S)[\s,;:，：；。]{1,8}(?=(?:[a-z_]\w{0,40}\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)\b)"
 )
+# Words by which a program says it handled an exception it names: a retry, a skipped item, a fallback.
+HANDLED_RE = re.compile(
+    r"\b(?:retry|retrying|retries|retried|skip|skipping|skipped|caught|catching|ignor(?:e|ed|ing)|fall(?:ing)? back"
+    r"|fallback|attempt\w*|handled|recovered)\b",
+    re.I,
+)
 # Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
 # every search quadratic.
 WARNING_RE = re.compile(r"(?P<path>[^\s:]{1,300}\.py):\d+: (?P<type>\w{0,40}Warning): (?P<msg>.*)$")

@@ -20,6 +20,8 @@ HEALTHY = [
     "WARNING 10-09 12:00:02 [scheduler.py:1560] Sequence group 7 is preempted by PreemptionMode.RECOMPUTE",
     "/opt/conda/lib/python3.11/site-packages/torch/cuda/__init__.py:230: UserWarning: sm_120 is not compatible",
     "Train:  12%|#####     | 1200/10000 [12:00<40:00, 1.20s/it]",
+    "(WorkerDict pid=81) Retrying request after ConnectionError: Connection reset by peer",
+    "Skipping sample 12 because of KeyError: 'answer'",
     "",
 ]
 FAILURES = [
