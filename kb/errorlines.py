@@ -70,7 +70,10 @@ def read_line(scan: ScanState, i: int) -> int:
 
 def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
     """Where reading goes on after the exception that line `i` opens, or None if it opens none."""
-    exc = match_exception(t) if not t.startswith("    ") else None
+    # An indented line is a traceback's source line, unless it stands under a `raise` (a traceback
+    # that pip or a notebook indented, pasted from its last frame's source on).
+    indented = t.startswith("    ") and not (i > 0 and re.match(r"\s*raise\b", scan.text(i - 1)))
+    exc = match_exception(t) if not indented else None
     if exc and (exc.group("msg") or exc.group("inner")):
         return finish_exception(scan, i, i, exc, [], [], "")
     exc = exception_after_header(s)

@@ -21,6 +21,7 @@ from kb.logpatterns import (
     LOG_HEADER_MARK_RE,
     LOG_HEADER_TOKENS,
     LOG_LINE_RE,
+    LOWER_LEVEL_HEAD_RE,
     MODULE_EXC_RE,
     PROCESS_TAG_RE,
     RAY_TASK_HEADER_RE,
@@ -55,13 +56,16 @@ def match_exception(text: str, module_named: bool = False) -> re.Match[str] | No
 def exception_after_header(text: str) -> re.Match[str] | None:
     """An exception line behind a log header the prefixes do not know: a clock time or a level
     word within the first few tokens, then `Type: message`."""
-    if not LOG_HEADER_MARK_RE.search(text[:120]):
+    lower = LOWER_LEVEL_HEAD_RE.match(text)
+    if not lower and not LOG_HEADER_MARK_RE.search(text[:120]):
         return None
     for m in re.finditer(r"\s+", text[:200]):
         words = text[: m.start()].split()
         if len(words) > LOG_HEADER_TOKENS:
             return None
-        if not words or not LOG_HEADER_MARK_RE.search(text[: m.start()]) or not LOG_HEADER_END_RE.search(words[-1]):
+        if lower and m.start() == lower.end() - 1:
+            pass  # the lower-case level word alone is the header
+        elif not words or not LOG_HEADER_MARK_RE.search(text[: m.start()]) or not LOG_HEADER_END_RE.search(words[-1]):
             continue
         exc = match_exception(text[m.end() :])
         if exc and exc.group("msg"):

@@ -116,6 +116,8 @@ LOG_LINE_RE = re.compile(
 # trainer - ERROR - ValueError: ..."): at most 8 tokens, one of them a clock time or a level word.
 LEVEL_WORDS = r"(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)"
 LOG_HEADER_MARK_RE = re.compile(rf"(?<!\d)\d\d:\d\d:\d\d|\b{LEVEL_WORDS}\b")
+# A level word in lower case opens some loggers' lines ("error   requests.exceptions.ReadTimeout: …").
+LOWER_LEVEL_HEAD_RE = re.compile(r"^(?:error|critical|fatal|warning|warn|info|debug)\s")
 # How a header's last token ends before the exception: a separator, a number or path, a level
 # word ("... retrying after ConnectionError: ..." is prose, not a header).
 LOG_HEADER_END_RE = re.compile(rf"[\]|:>\-]$|^\W+$|[\d/]|^{LEVEL_WORDS}$")

@@ -608,3 +608,30 @@ def test_of_warnings_alone_a_deprecation_notice_is_not_the_root():
     sig, _choice = signature_from_text(text)
     assert sig.kind == "warning" and sig.exc_type == "UserWarning" and "`do_sample`" in sig.raw_message
     assert signature_from_text(text.split("\n")[0])[0].exc_type == "FutureWarning"  # alone, it is still read
+
+
+def test_an_exception_line_indented_under_its_raise_is_the_root():
+    # pip indents a failed build's output; the paste starts at the last frame's `raise` (flash-attn).
+    text = (
+        "      raise RuntimeError(\n"
+        "      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a "
+        "supported version by running nvcc -V.\n"
+        "\n"
+        "      torch.__version__  = 2.3.1+cu121\n"
+        "\n"
+        "      [end of output]\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "RuntimeError" and message.startswith("FlashAttention is only supported on CUDA 11.6 and above.")
+    assert root_of("    x = compute()\n    ValueError: not a raise above\n")[0] == ""
+
+
+def test_an_exception_behind_a_lower_case_level_word_is_the_root():
+    text = (
+        "error   requests.exceptions.ReadTimeout: (ReadTimeoutError(\"HTTPSConnectionPool(host='cdn-lfs-us-1."
+        "huggingface.co', port=443): Read timed out. (read timeout\n"
+        "=10)\"), '(Request ID: 96de49cd-fd9d-4b91-8df1-5cb1f510eaf8)')\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc.endswith("ReadTimeout") and "cdn-lfs-us-1.huggingface.co" in message
+    assert root_of("error when loading the model, see above\n")[0] == ""
