@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from kb.errorblock import ErrorBlock, Frame
+from kb.logclean import process_tag
 from kb.logpatterns import (
     CHAIN_CAUSE_RE,
     CHAIN_DURING_RE,
@@ -23,7 +24,6 @@ from kb.logpatterns import (
     LOG_LINE_RE,
     LOWER_LEVEL_HEAD_RE,
     MODULE_EXC_RE,
-    PROCESS_TAG_RE,
     RAY_TASK_HEADER_RE,
     SHELL_LINE_RE,
     STAMP_RE,
@@ -77,10 +77,6 @@ def is_symptom(text: str) -> bool:
     return any(rx.search(text) for rx in SYMPTOM_RES)
 
 
-def _process_tag(prefix: str) -> str:
-    return " ".join(m.strip() for m in PROCESS_TAG_RE.findall(prefix))
-
-
 def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
     """Index after the message lines that continue an exception line at `i`."""
     n = len(scan.logical)
@@ -98,7 +94,7 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
             break  # pip's frame around a failed build step's output
         if STAMP_RE.search(scan.logical[j][2]) and not STAMP_RE.search(scan.logical[i][2]):
             break  # a stamped log line after an unstamped exception line
-        if _process_tag(scan.logical[i][2]) and _process_tag(scan.logical[j][2]) != _process_tag(scan.logical[i][2]):
+        if process_tag(scan.logical[i][2]) and process_tag(scan.logical[j][2]) != process_tag(scan.logical[i][2]):
             break  # Ray and torchrun tag every line a worker prints: a line tagged otherwise is another stream's
         if (
             TB_HEAD_RE.match(t)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kb.logpatterns import ANSI_RE, DISPLAY_NOISE_RE, PREFIX_RES, TB_HEAD_RE, TQDM_RE
+from kb.logpatterns import ANSI_RE, DISPLAY_NOISE_RE, PREFIX_RES, PROCESS_TAG_RE, TB_HEAD_RE, TQDM_RE
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,12 @@ def clean_line(raw: str) -> CleanLine:
     if "```" in text:  # a markdown fence closed (or opened) on the error's own line
         text = FENCE_TAIL_RE.sub("", text)
     return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
+
+
+def process_tag(prefix: str) -> str:
+    """The tags in a line's prefix that Ray ("(WorkerDict pid=4123)") and torchrun ("[rank0]:")
+    put on every line a process prints; "" for a line no launcher tagged."""
+    return " ".join(m.strip() for m in PROCESS_TAG_RE.findall(prefix))
 
 
 def for_display(text: str) -> str:
