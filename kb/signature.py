@@ -11,6 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from kb.exceptionlines import match_exception
 from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE
 from kb.logscan import Frame, scan_log
@@ -152,6 +153,9 @@ def telling_lines(text: str, limit: int = 20, quiet_if_nothing_else: bool = Fals
     return (out or (quiet if quiet_if_nothing_else else []))[-limit:]
 
 
+LAZY_IMPORT_WRAPPER_RE = re.compile(r"because of the following error \(look up to see its traceback\):")
+
+
 def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) -> Signature:
     """The signature of a chosen root error, with the other errors as context.
 
@@ -175,8 +179,18 @@ def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) ->
             raw_message=words,
         )
     message = root.message
+    exc_type = root.short_type
     if root.kind == "truncated_traceback":
         message = ""
+    wrapped = LAZY_IMPORT_WRAPPER_RE.split(message)
+    if len(wrapped) > 1 and wrapped[-1].strip():
+        # Hugging Face's lazy import wraps the failure that broke it ("Failed to import X because
+        # of the following error (look up to see its traceback): No module named 'Y'"), once per
+        # module on the way: the innermost text is the failure, its type is not printed.
+        message, exc_type = wrapped[-1].strip(), ""
+        inner = match_exception(message)
+        if inner and inner.group("msg"):
+            message, exc_type = inner.group("msg"), inner.group("type").rsplit(".", 1)[-1]
     masked = mask_message(message)[:500]
     frames = tuple(frame_key(f) for f in reversed(root.frames))[:12]
     keep_symptoms = symptom_context or root.symptom or root.kind not in ("traceback", "exception_line")
@@ -187,13 +201,13 @@ def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) ->
     )[:4]
     all_frames = tuple(f for b in (root, *choice.secondary) for f in b.frames)
     return Signature(
-        exc_type=root.short_type,
+        exc_type=exc_type,
         message=masked,
         frames=frames,
         framework=guess_framework(all_frames, message + " " + " ".join(context)),
         kind=root.kind,
         pattern=root.pattern,
-        fingerprint=fingerprint(root.short_type or root.pattern or root.kind, masked),
+        fingerprint=fingerprint(exc_type or root.pattern or root.kind, masked),
         raw_message=message[:1000],
         context=context,
     )

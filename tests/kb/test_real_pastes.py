@@ -635,3 +635,21 @@ def test_an_exception_behind_a_lower_case_level_word_is_the_root():
     exc, _, message = root_of(text)
     assert exc.endswith("ReadTimeout") and "cdn-lfs-us-1.huggingface.co" in message
     assert root_of("error when loading the model, see above\n")[0] == ""
+
+
+def test_a_lazy_import_failure_is_read_by_the_error_it_wraps():
+    # diffusers (and transformers) wrap the import that broke, once per module on the way.
+    text = (
+        "RuntimeError: Failed to import diffusers.pipelines.pipeline_utils because of the following error "
+        "(look up to see its traceback):\n"
+        "Failed to import diffusers.models.autoencoders.autoencoder_kl because of the following error "
+        "(look up to see its traceback):\n"
+        "module 'torch.library' has no attribute 'custom_op'\n"
+    )
+    sig, _ = signature_from_text(text)
+    assert sig.exc_type == "" and sig.raw_message == "module 'torch.library' has no attribute 'custom_op'"
+    typed = signature_from_text(
+        "RuntimeError: Failed to import transformers.models.llama.modeling_llama because of the following error "
+        "(look up to see its traceback):\nNo module named 'flash_attn_2_cuda'\n"
+    )[0]
+    assert typed.raw_message == "No module named 'flash_attn_2_cuda'"
