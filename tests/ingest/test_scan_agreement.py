@@ -55,6 +55,9 @@ FAILURES = [
     "size mismatch for model.embed.weight: copying a param with shape torch.Size([8, 4]) from checkpoint",
     "(raylet) [2023-04-23 09:55:28,127 E 44 92] (raylet) file_system_monitor.cc:105: /tmp/ray is over 95% full",
     "pyarrow.lib.ArrowInvalid: Column 5 named input_ids expected length 1000 but got length 1096",
+    "error   requests.exceptions.ReadTimeout: (ReadTimeoutError(\"HTTPSConnectionPool(host='cdn-lfs.hf.co', "
+    "port=443): Read timed out.\"), '(Request ID: 96de49cd)')",
+    "      raise RuntimeError(\n      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.",
     "Using this command the vllm version installed was 0.10.1.1, and I kept getting errors when running it, "
     "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'",
     "[2026-03-11 17:47:54] ray.exceptions.RayTaskError(NotImplementedError): ray::TaskRunner.run() (pid=29)\n"
