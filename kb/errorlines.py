@@ -13,6 +13,7 @@ from kb.errorblock import ErrorBlock
 from kb.exceptionlines import continuation, exception_after_header, finish_exception, is_symptom, match_exception
 from kb.logpatterns import (
     ARGPARSE_RE,
+    CARET_RE,
     CI_QUIET,
     CODE_LINE_RE,
     DEBUGGER_EXC_RE,
@@ -70,9 +71,11 @@ def read_line(scan: ScanState, i: int) -> int:
 
 def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
     """Where reading goes on after the exception that line `i` opens, or None if it opens none."""
-    # An indented line is a traceback's source line, unless it stands under a `raise` (a traceback
-    # that pip or a notebook indented, pasted from its last frame's source on).
-    indented = t.startswith("    ") and not (i > 0 and re.match(r"\s*raise\b", scan.text(i - 1)))
+    # An indented line is a traceback's source line, unless it stands under a `raise` or under the
+    # carets that mark the failing expression (a traceback that pip or a notebook indented, pasted
+    # from its last frame's source on).
+    above = scan.text(i - 1) if i > 0 else ""
+    indented = t.startswith("    ") and not (re.match(r"\s*raise\b", above) or CARET_RE.match(above))
     exc = match_exception(t) if not indented else None
     if exc and (exc.group("msg") or exc.group("inner")):
         return finish_exception(scan, i, i, exc, [], [], "")

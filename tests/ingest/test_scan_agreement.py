@@ -58,6 +58,8 @@ FAILURES = [
     "error   requests.exceptions.ReadTimeout: (ReadTimeoutError(\"HTTPSConnectionPool(host='cdn-lfs.hf.co', "
     "port=443): Read timed out.\"), '(Request ID: 96de49cd)')",
     "      raise RuntimeError(\n      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.",
+    "register_finder(pkgutil.ImpImporter, find_on_path)\n                          ^^^^^^^^^^^^^^^^^^^\n"
+    "      AttributeError: module 'pkgutil' has no attribute 'ImpImporter'.",
     "Using this command the vllm version installed was 0.10.1.1, and I kept getting errors when running it, "
     "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'",
     "[2026-03-11 17:47:54] ray.exceptions.RayTaskError(NotImplementedError): ray::TaskRunner.run() (pid=29)\n"

@@ -653,3 +653,20 @@ def test_a_lazy_import_failure_is_read_by_the_error_it_wraps():
         "(look up to see its traceback):\nNo module named 'flash_attn_2_cuda'\n"
     )[0]
     assert typed.raw_message == "No module named 'flash_attn_2_cuda'"
+
+
+def test_an_exception_line_indented_under_the_carets_of_its_frame_is_the_root():
+    # pip's output of a failed build step: the last frame's source, its carets, then the exception,
+    # all indented; the bare "Error:" above it names nothing.
+    text = (
+        "Error:\n"
+        "register_finder(pkgutil.ImpImporter, find_on_path)\n"
+        "                          ^^^^^^^^^^^^^^^^^^^\n"
+        "      AttributeError: module 'pkgutil' has no attribute 'ImpImporter'. Did you mean: 'zipimporter'?\n"
+        "      [end of output]\n"
+        "\n"
+        "  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+        "error: subprocess-exited-with-error\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "AttributeError" and message.startswith("module 'pkgutil' has no attribute 'ImpImporter'")
