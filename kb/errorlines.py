@@ -74,8 +74,7 @@ def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
     # An indented line is a traceback's source line, unless it stands under a `raise` or under the
     # carets that mark the failing expression (a traceback that pip or a notebook indented, pasted
     # from its last frame's source on).
-    above = scan.text(i - 1) if i > 0 else ""
-    indented = t.startswith("    ") and not (re.match(r"\s*raise\b", above) or CARET_RE.match(above))
+    indented = t.startswith("    ") and not (i > 0 and _under_raise_or_carets(scan.text(i - 1)))
     exc = match_exception(t) if not indented else None
     if exc and (exc.group("msg") or exc.group("inner")):
         return finish_exception(scan, i, i, exc, [], [], "")
@@ -134,6 +133,10 @@ def _add_frameless(scan: ScanState, i: int, end: int, kind: str, exc_type: str, 
             prefix=scan.logical[i][2],
         )
     )
+
+
+def _under_raise_or_carets(above: str) -> bool:
+    return bool(re.match(r"\s*raise\b", above) or CARET_RE.match(above))
 
 
 def exception_in_prose(t: str) -> re.Match[str] | None:

@@ -57,15 +57,17 @@ def exception_after_header(text: str) -> re.Match[str] | None:
     """An exception line behind a log header the prefixes do not know: a clock time or a level
     word within the first few tokens, then `Type: message`."""
     lower = LOWER_LEVEL_HEAD_RE.match(text)
-    if not lower and not LOG_HEADER_MARK_RE.search(text[:120]):
+    if lower:  # the lower-case level word alone is the header
+        exc = match_exception(text[lower.end() :])
+        if exc and exc.group("msg"):
+            return exc
+    if not LOG_HEADER_MARK_RE.search(text[:120]):
         return None
     for m in re.finditer(r"\s+", text[:200]):
         words = text[: m.start()].split()
         if len(words) > LOG_HEADER_TOKENS:
             return None
-        if lower and m.start() == lower.end() - 1:
-            pass  # the lower-case level word alone is the header
-        elif not words or not LOG_HEADER_MARK_RE.search(text[: m.start()]) or not LOG_HEADER_END_RE.search(words[-1]):
+        if not words or not LOG_HEADER_MARK_RE.search(text[: m.start()]) or not LOG_HEADER_END_RE.search(words[-1]):
             continue
         exc = match_exception(text[m.end() :])
         if exc and exc.group("msg"):
@@ -80,6 +82,7 @@ def is_symptom(text: str) -> bool:
 def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
     """Index after the message lines that continue an exception line at `i`."""
     n = len(scan.logical)
+    tag = process_tag(scan.logical[i][2])
     j = i + 1
     while j < n and j <= i + limit:
         t = scan.text(j)
@@ -94,7 +97,7 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
             break  # pip's frame around a failed build step's output
         if STAMP_RE.search(scan.logical[j][2]) and not STAMP_RE.search(scan.logical[i][2]):
             break  # a stamped log line after an unstamped exception line
-        if process_tag(scan.logical[i][2]) and process_tag(scan.logical[j][2]) != process_tag(scan.logical[i][2]):
+        if tag and process_tag(scan.logical[j][2]) != tag:
             break  # Ray and torchrun tag every line a worker prints: a line tagged otherwise is another stream's
         if (
             TB_HEAD_RE.match(t)
