@@ -56,6 +56,7 @@ class Query:
     text_tokens: tuple[str, ...]
     raw_tokens: tuple[str, ...] = ()
     slots: tuple[str, ...] = ()
+    core_tokens: tuple[str, ...] = ()  # text_tokens without the paste's telling lines
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,8 @@ def message_tokens(masked: str, raw: str) -> tuple[str, ...]:
 def query_from_signature(sig: Signature, extra_text: str = "", raw_tokens: Sequence[str] = ()) -> Query:
     msg = message_tokens(sig.message, sig.raw_message)
     ctx = tuple(t for c in sig.context for t in tokenize(c))
-    text = tuple(list(msg) + list(ctx) + frame_tokens(sig.frames[:8]) + tokenize(extra_text))
+    core = tuple(list(msg) + list(ctx) + frame_tokens(sig.frames[:8]))
+    text = core + tuple(tokenize(extra_text))
     return Query(
         sig=sig,
         msg_tokens=msg,
@@ -151,6 +153,7 @@ def query_from_signature(sig: Signature, extra_text: str = "", raw_tokens: Seque
         text_tokens=text,
         raw_tokens=tuple(raw_tokens),
         slots=message_slots(sig.raw_message),
+        core_tokens=core,
     )
 
 
@@ -221,7 +224,9 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         "ctx_cos": cosine(qv.msg_ctx, doc_ctx),
         "type_rel": type_rel,
         "frame_sim": frame_similarity(sig.frames, doc.frames, corpus),
-        "coverage": coverage(query.text_tokens, doc, corpus),
+        # With a weak root the paste's last telling lines join the query words (they may be the
+        # report); inside a job log they are mostly the job's, so they may add coverage, never dilute it.
+        "coverage": max(coverage(query.text_tokens, doc, corpus), coverage(query.core_tokens, doc, corpus)),
         "dense": max(0.0, dense),
         # Two pastes with no error in them share the empty signature's fingerprint: not a match.
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint and query.msg_tokens else 0.0,

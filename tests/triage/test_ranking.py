@@ -118,3 +118,31 @@ def test_a_paste_that_names_no_failure_is_never_the_confident_answer(samples_kb)
     for text in ("Traceback (most recent call last):", "CUDA error", "NCCL error"):
         result = triage_log(text)
         assert result.verdict != "match" and result.too_little, (text, [m.title for m in result.matches])
+
+
+def test_a_job_logs_last_lines_do_not_dilute_the_coverage_of_its_own_error():
+    # fresh5-long's pattern: a weak root (an error phrase, no exception) pasted inside a job log.
+    # The log's last telling lines are added to the query words, since they may be the report;
+    # the entry that names the pasted error must not lose coverage because they are not.
+    from kb.signature import signature_from_text
+    from triage.corpus import Corpus
+    from triage.entry_table import Doc, TableBuilder
+    from triage.ranking import coverage, features, query_from_signature
+
+    def doc(pk: int, words: tuple[str, ...]) -> Doc:
+        return Doc(pk, "", "", "error_line", f"{pk:016x}", "", (), words, (), words, None, "team", True)
+
+    builder = TableBuilder()
+    builder.add(doc(1, ("cannot", "import", "name", "patch_compiled_autograd", "unsloth_zoo")), [])
+    builder.add(doc(2, ("offload", "persistent", "parameters", "statistics", "tokenizer", "pad")), [])
+    builder.add(doc(3, ("cuda", "out", "of", "memory")), [])
+    corpus = Corpus([builder.build()])
+    sig, _ = signature_from_text("cannot import name 'patch_compiled_autograd' from 'unsloth_zoo.patching_utils'")
+    tail = "Parameter Offload - Persistent parameters statistics: param_count = 365\nThe tokenizer has new PAD tokens"
+    alone, in_log = query_from_signature(sig), query_from_signature(sig, extra_text=tail)
+    entry = corpus.docs[1]
+    diluted = coverage(in_log.text_tokens, entry, corpus)
+    assert diluted < coverage(alone.text_tokens, entry, corpus)
+    assert features(in_log, entry, corpus, 0.0)["coverage"] == features(alone, entry, corpus, 0.0)["coverage"]
+    # The tail's words still count for an entry they name.
+    assert features(in_log, corpus.docs[2], corpus, 0.0)["coverage"] > features(alone, corpus.docs[2], corpus, 0.0)["coverage"]
