@@ -145,4 +145,7 @@ def test_a_job_logs_last_lines_do_not_dilute_the_coverage_of_its_own_error():
     assert diluted < coverage(alone.text_tokens, entry, corpus)
     assert features(in_log, entry, corpus, 0.0)["coverage"] == features(alone, entry, corpus, 0.0)["coverage"]
     # The tail's words still count for an entry they name.
-    assert features(in_log, corpus.docs[2], corpus, 0.0)["coverage"] > features(alone, corpus.docs[2], corpus, 0.0)["coverage"]
+    assert (
+        features(in_log, corpus.docs[2], corpus, 0.0)["coverage"]
+        > features(alone, corpus.docs[2], corpus, 0.0)["coverage"]
+    )
