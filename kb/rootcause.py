@@ -51,12 +51,16 @@ class RootChoice:
     notes: tuple[str, ...]
 
 
+def informative(block: ErrorBlock) -> bool:
+    """Whether the error's message has words to tell it by (a bare `AssertionError` has none)."""
+    return len(re.findall(r"[A-Za-z\u4e00-\u9fff]{2,}", block.message)) >= 2
+
+
 def _tier(block: ErrorBlock) -> int:
-    informative = len(re.findall(r"[A-Za-z\u4e00-\u9fff]{2,}", block.message)) >= 2
     if block.weak:
         return 5  # below a logger's error line: a logger may print this shape as well
     if block.kind in ("traceback", "exception_line"):
-        return 0 if informative and not block.symptom else 3
+        return 0 if informative(block) and not block.symptom else 3
     if block.kind == "error_line":
         return 1 if block.pattern in SPECIFIC_ERROR_LINES and not block.symptom else 4
     if block.kind == "metric":

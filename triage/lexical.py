@@ -51,11 +51,18 @@ def error_region(text: str, blocks: Sequence[ErrorBlock], fallback: Sequence[str
     return "\n".join([head, *fallback]) if head else "\n".join(fallback)
 
 
-def _lines_around(text: str, blocks: Sequence[ErrorBlock]) -> str:
+def root_lines(text: str, root: ErrorBlock) -> str:
+    """The root error's own lines, as the error region reads them (without its neighbours)."""
+    return _lines_around(text, (root,), before=0, after=0)
+
+
+def _lines_around(
+    text: str, blocks: Sequence[ErrorBlock], before: int = REGION_BEFORE, after: int = REGION_AFTER
+) -> str:
     lines = log_lines(text)
     numbers: set[int] = set()
     for b in blocks:
-        numbers.update(range(max(1, b.line_start - REGION_BEFORE), min(len(lines), b.line_end + REGION_AFTER) + 1))
+        numbers.update(range(max(1, b.line_start - before), min(len(lines), b.line_end + after) + 1))
     out: list[str] = []
     seen: set[str] = set()
     for n in sorted(numbers):

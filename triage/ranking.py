@@ -57,6 +57,7 @@ class Query:
     raw_tokens: tuple[str, ...] = ()
     slots: tuple[str, ...] = ()
     core_tokens: tuple[str, ...] = ()  # text_tokens without the paste's telling lines
+    root_raw_tokens: tuple[str, ...] = ()  # raw words of the root error's own lines
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,9 @@ def message_tokens(masked: str, raw: str) -> tuple[str, ...]:
     return tuple(tokenize(masked)) + tuple("v" + v for v in VERSION_TOKEN_RE.findall(raw))
 
 
-def query_from_signature(sig: Signature, extra_text: str = "", raw_tokens: Sequence[str] = ()) -> Query:
+def query_from_signature(
+    sig: Signature, extra_text: str = "", raw_tokens: Sequence[str] = (), root_raw_tokens: Sequence[str] = ()
+) -> Query:
     msg = message_tokens(sig.message, sig.raw_message)
     ctx = tuple(t for c in sig.context for t in tokenize(c))
     core = tuple(list(msg) + list(ctx) + frame_tokens(sig.frames[:8]))
@@ -154,6 +157,7 @@ def query_from_signature(sig: Signature, extra_text: str = "", raw_tokens: Seque
         raw_tokens=tuple(raw_tokens),
         slots=message_slots(sig.raw_message),
         core_tokens=core,
+        root_raw_tokens=tuple(root_raw_tokens),
     )
 
 
@@ -275,6 +279,9 @@ def too_little_to_match(query: Query, has_error: bool) -> bool:
 
 
 FAMILY_CONFLICT_FACTOR = 0.01
+NO_EVIDENCE_FACTOR = 0.01
+# What the paste and an entry share, one way or another; a candidate with none of it is not shown.
+EVIDENCE = ("coverage", "msg_cover_entry", "raw_cover")
 
 
 def family_conflict(q: tuple[str, frozenset[str]] | None, e: tuple[str, frozenset[str]] | None) -> bool:
@@ -325,6 +332,9 @@ def rank_candidates(
     ids.difference_update(exclude)
     ids = {i for i in ids if i in corpus.docs}  # an index may still name an entry deleted since
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
+    if corpus.raw is not None and query.root_raw_tokens:
+        own = corpus.raw.coverage(query.root_raw_tokens, ids)
+        raw_cover = {i: max(v, own.get(i, 0.0)) for i, v in raw_cover.items()}
     qv = query_vectors(query, corpus)
     dense = dense_of(sorted(ids))
     scored: list[tuple[Doc, dict[str, float]]] = []
@@ -348,6 +358,12 @@ def rank_candidates(
             feats["family_conflict"] = 1.0
             feats["rule_factor"] = FAMILY_CONFLICT_FACTOR
             score *= FAMILY_CONFLICT_FACTOR
+        elif not any(feats[k] > 0 for k in EVIDENCE):
+            # Not one word of the paste in the entry's message, signature or problem text: the
+            # model's bias alone scores it, and it is noise, not a lead.
+            feats["no_evidence"] = 1.0
+            feats["rule_factor"] = NO_EVIDENCE_FACTOR
+            score *= NO_EVIDENCE_FACTOR
         out.append(Candidate(doc_id=doc.id, features=feats, score=score))
     out = team_before_pack(out, corpus)
     # Among equal scores, the entry with the very same error (fingerprint) first.

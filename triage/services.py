@@ -13,12 +13,12 @@ import numpy as np
 from kb.embedding import get_embedder
 from kb.logscan import ErrorBlock
 from kb.redact import redact
-from kb.rootcause import RootChoice
+from kb.rootcause import RootChoice, informative
 from kb.selectors import EntryRecord, SourceRef, entry_records
 from kb.signature import Signature, compact_text, signature_from_text, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
-from triage.lexical import error_region, raw_tokens, telling_errors
+from triage.lexical import error_region, raw_tokens, root_lines, telling_errors
 from triage.ranking import (
     Candidate,
     Query,
@@ -105,7 +105,13 @@ def triage_log(
     region = error_region(text, blocks, telling)
     # No error that says what failed: the paste's last telling lines count as well.
     weak_root = not telling_errors(blocks)
-    query = query_from_signature(sig, extra_text="\n".join(telling) if weak_root else "", raw_tokens=raw_tokens(region))
+    query = query_from_signature(
+        sig,
+        extra_text="\n".join(telling) if weak_root else "",
+        raw_tokens=raw_tokens(region),
+        # The root's own lines, when they say more than an exception's name, may stand for the region.
+        root_raw_tokens=raw_tokens(root_lines(text, choice.root)) if choice.root and informative(choice.root) else (),
+    )
     snap = get_snapshot()
     embedder = get_embedder()
     qvec = embedder.encode([compact_text(sig)])[0]
@@ -128,8 +134,8 @@ def triage_log(
         _match(records[c.doc_id], c.score, c.features, query, snap, choice, text) for c in shown if c.doc_id in records
     )
     confidence = model.answer_probability([c.score for c in ranked[:2]], ranked[0].features) if ranked else 0.0
-    if ranked and ranked[0].features.get("family_conflict"):
-        confidence = 0.0  # a different failure of the same family is never the answer
+    if ranked and ranked[0].features.get("rule_factor", 1.0) < 1:
+        confidence = 0.0  # a different failure of the same family, or one with no evidence, is never the answer
     elif ranked and ranked[0].features.get("feedback", 0) > 0:
         confidence = max(confidence, threshold)  # people confirmed it fixed this very failure
     elif ranked and ranked[0].features.get("feedback", 0) < 0:

@@ -149,3 +149,17 @@ def test_a_job_logs_last_lines_do_not_dilute_the_coverage_of_its_own_error():
         features(in_log, corpus.docs[2], corpus, 0.0)["coverage"]
         > features(alone, corpus.docs[2], corpus, 0.0)["coverage"]
     )
+
+
+def test_an_errors_neighbours_in_a_job_log_do_not_dilute_its_raw_cover(samples_kb):
+    # The error region reads an error's neighbours, which in a job log are the job's own lines;
+    # the entry's share of the root error's own words is what the region's share may not go under.
+    error = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    noise = [
+        "Parameter Offload - Persistent parameters statistics: param_count = 365, numel = 2129920",
+        "wrap_policy: functools.partial(<function transformer_auto_wrap_policy at 0x7fbebc833240>)",
+        "Total steps: 19200, num_warmup_steps: 0, Actor use_remove_padding=False",
+    ]
+    alone, in_log = triage_log(error), triage_log("\n".join([*noise, error]))
+    assert alone.matches[0].entry_id == in_log.matches[0].entry_id
+    assert in_log.matches[0].features["raw_cover"] == pytest.approx(alone.matches[0].features["raw_cover"])
