@@ -39,6 +39,7 @@ SETS = ("dev", "dev-long", "train", "train-long", *(f"{g}{s}" for g in GATHERED 
 MAX_SHOWN = 5
 UNKNOWN_WEIGHT = 1.0
 FLOOR_LOSS = 0.02  # the floor may hide the right entry from at most this share of known queries
+NO_EVIDENCE_MARGIN = 1.001  # the floor is just above what a candidate with no evidence scores
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,10 @@ def fit_all(tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c
     rows = [(ok, answer_probability(a, acoef, abias), t.known) for a, (t, _, (ok, _, _)) in zip(A, oof, strict=True)]
     right_scores = [p_right for t, _, (_, _, p_right) in oof if t.known and p_right is not None]
     n_known = sum(1 for t in judged if t.known)
-    return Fitted(coef, bias, choose_threshold(rows), choose_floor(right_scores, n_known), acoef, abias)
+    # A lead must score above a candidate that shares nothing with the paste (the bias alone, or
+    # less with a negative margin): at or below that, a score is noise, whatever the right entries' spread.
+    floor = max(choose_floor(right_scores, n_known), NO_EVIDENCE_MARGIN * float(1 / (1 + np.exp(-bias))))
+    return Fitted(coef, bias, choose_threshold(rows), floor, acoef, abias)
 
 
 def inner_oof(

@@ -279,9 +279,6 @@ def too_little_to_match(query: Query, has_error: bool) -> bool:
 
 
 FAMILY_CONFLICT_FACTOR = 0.01
-NO_EVIDENCE_FACTOR = 0.01
-# What the paste and an entry share, one way or another; a candidate with none of it is not shown.
-EVIDENCE = ("coverage", "msg_cover_entry", "raw_cover")
 
 
 def family_conflict(q: tuple[str, frozenset[str]] | None, e: tuple[str, frozenset[str]] | None) -> bool:
@@ -358,12 +355,6 @@ def rank_candidates(
             feats["family_conflict"] = 1.0
             feats["rule_factor"] = FAMILY_CONFLICT_FACTOR
             score *= FAMILY_CONFLICT_FACTOR
-        elif not any(feats[k] > 0 for k in EVIDENCE):
-            # Not one word of the paste in the entry's message, signature or problem text: the
-            # model's bias alone scores it, and it is noise, not a lead.
-            feats["no_evidence"] = 1.0
-            feats["rule_factor"] = NO_EVIDENCE_FACTOR
-            score *= NO_EVIDENCE_FACTOR
         out.append(Candidate(doc_id=doc.id, features=feats, score=score))
     out = team_before_pack(out, corpus)
     # Among equal scores, the entry with the very same error (fingerprint) first.

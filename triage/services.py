@@ -134,8 +134,8 @@ def triage_log(
         _match(records[c.doc_id], c.score, c.features, query, snap, choice, text) for c in shown if c.doc_id in records
     )
     confidence = model.answer_probability([c.score for c in ranked[:2]], ranked[0].features) if ranked else 0.0
-    if ranked and ranked[0].features.get("rule_factor", 1.0) < 1:
-        confidence = 0.0  # a different failure of the same family, or one with no evidence, is never the answer
+    if ranked and ranked[0].features.get("family_conflict"):
+        confidence = 0.0  # a different failure of the same family is never the answer
     elif ranked and ranked[0].features.get("feedback", 0) > 0:
         confidence = max(confidence, threshold)  # people confirmed it fixed this very failure
     elif ranked and ranked[0].features.get("feedback", 0) < 0:
