@@ -230,7 +230,10 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         "frame_sim": frame_similarity(sig.frames, doc.frames, corpus),
         # With a weak root the paste's last telling lines join the query words (they may be the
         # report); inside a job log they are mostly the job's, so they may add coverage, never dilute it.
-        "coverage": max(coverage(query.text_tokens, doc, corpus), coverage(query.core_tokens, doc, corpus)),
+        "coverage": max(
+            coverage(query.text_tokens, doc, corpus),
+            coverage(query.core_tokens, doc, corpus) if len(query.core_tokens) < len(query.text_tokens) else 0.0,
+        ),
         "dense": max(0.0, dense),
         # Two pastes with no error in them share the empty signature's fingerprint: not a match.
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint and query.msg_tokens else 0.0,
@@ -329,7 +332,7 @@ def rank_candidates(
     ids.difference_update(exclude)
     ids = {i for i in ids if i in corpus.docs}  # an index may still name an entry deleted since
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
-    if corpus.raw is not None and query.root_raw_tokens:
+    if corpus.raw is not None and query.root_raw_tokens and set(query.root_raw_tokens) != set(query.raw_tokens):
         own = corpus.raw.coverage(query.root_raw_tokens, ids)
         raw_cover = {i: max(v, own.get(i, 0.0)) for i, v in raw_cover.items()}
     qv = query_vectors(query, corpus)
