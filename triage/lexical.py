@@ -23,6 +23,10 @@ from kb.logscan import ErrorBlock
 RAW_TOKEN_RE = re.compile(r"[a-z_][a-z0-9_]+|\d+")
 MAX_DOC_LINES = 200
 REGION_BEFORE, REGION_AFTER = 3, 2
+# With a weak root, the paste's last this many telling lines are also read on their own: a job that
+# dies prints why last, and among twenty lines of its own output that line is one voice in twenty
+# (3 chosen by grouped CV over the shared and gathered sets, against 1 and 5; README).
+TAIL_LINES = 3
 MAX_REGION_LINES = 120
 
 

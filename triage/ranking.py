@@ -58,6 +58,8 @@ class Query:
     slots: tuple[str, ...] = ()
     core_tokens: tuple[str, ...] = ()  # text_tokens without the paste's telling lines
     root_raw_tokens: tuple[str, ...] = ()  # raw words of the root error's own lines
+    tail_tokens: tuple[str, ...] = ()  # with a weak root: the words of the paste's last few telling lines
+    tail_raw_tokens: tuple[str, ...] = ()  # the same lines' raw words
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,12 @@ def message_tokens(masked: str, raw: str) -> tuple[str, ...]:
 
 
 def query_from_signature(
-    sig: Signature, extra_text: str = "", raw_tokens: Sequence[str] = (), root_raw_tokens: Sequence[str] = ()
+    sig: Signature,
+    extra_text: str = "",
+    raw_tokens: Sequence[str] = (),
+    root_raw_tokens: Sequence[str] = (),
+    tail_text: str = "",
+    tail_raw_tokens: Sequence[str] = (),
 ) -> Query:
     msg = message_tokens(sig.message, sig.raw_message)
     ctx = tuple(t for c in sig.context for t in tokenize(c))
@@ -158,6 +165,8 @@ def query_from_signature(
         slots=message_slots(sig.raw_message),
         core_tokens=core,
         root_raw_tokens=tuple(root_raw_tokens),
+        tail_tokens=tuple(tokenize(tail_text)),
+        tail_raw_tokens=tuple(tail_raw_tokens),
     )
 
 
@@ -233,6 +242,7 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         "coverage": max(
             coverage(query.text_tokens, doc, corpus),
             coverage(query.core_tokens, doc, corpus) if len(query.core_tokens) < len(query.text_tokens) else 0.0,
+            coverage(query.tail_tokens, doc, corpus) if query.tail_tokens else 0.0,
         ),
         "dense": max(0.0, dense),
         # Two pastes with no error in them share the empty signature's fingerprint: not a match.
@@ -335,6 +345,9 @@ def rank_candidates(
     if corpus.raw is not None and query.root_raw_tokens and set(query.root_raw_tokens) != set(query.raw_tokens):
         own = corpus.raw.coverage(query.root_raw_tokens, ids)
         raw_cover = {i: max(v, own.get(i, 0.0)) for i, v in raw_cover.items()}
+    if corpus.raw is not None and query.tail_raw_tokens and set(query.tail_raw_tokens) != set(query.raw_tokens):
+        tail = corpus.raw.coverage(query.tail_raw_tokens, ids)
+        raw_cover = {i: max(v, tail.get(i, 0.0)) for i, v in raw_cover.items()}
     qv = query_vectors(query, corpus)
     dense = dense_of(sorted(ids))
     scored: list[tuple[Doc, dict[str, float]]] = []

@@ -18,7 +18,7 @@ from kb.selectors import EntryRecord, SourceRef, entry_records
 from kb.signature import Signature, compact_text, signature_from_text, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
-from triage.lexical import error_region, raw_tokens, root_lines, telling_errors
+from triage.lexical import TAIL_LINES, error_region, raw_tokens, root_lines, telling_errors
 from triage.ranking import (
     Candidate,
     Query,
@@ -105,12 +105,16 @@ def triage_log(
     region = error_region(text, blocks, telling)
     # No error that says what failed: the paste's last telling lines count as well.
     weak_root = not telling_errors(blocks)
+    tail = "\n".join(telling[-TAIL_LINES:]) if weak_root else ""
     query = query_from_signature(
         sig,
         extra_text="\n".join(telling) if weak_root else "",
         raw_tokens=raw_tokens(region),
         # The root's own lines, when they say more than an exception's name, may stand for the region.
         root_raw_tokens=raw_tokens(root_lines(text, choice.root)) if choice.root and informative(choice.root) else (),
+        # With a weak root, the last few telling lines (where a job that dies prints why) also on their own.
+        tail_text=tail,
+        tail_raw_tokens=raw_tokens(tail) if tail else (),
     )
     snap = get_snapshot()
     embedder = get_embedder()

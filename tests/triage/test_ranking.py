@@ -163,3 +163,81 @@ def test_an_errors_neighbours_in_a_job_log_do_not_dilute_its_raw_cover(samples_k
     alone, in_log = triage_log(error), triage_log("\n".join([*noise, error]))
     assert alone.matches[0].entry_id == in_log.matches[0].entry_id
     assert in_log.matches[0].features["raw_cover"] == pytest.approx(alone.matches[0].features["raw_cover"])
+
+
+# fresh7-long's pattern: a report with no error word (TensorRT's "engine plan file is not compatible")
+# as the last line of a job log whose only warning is a start-up deprecation notice. From
+# fresh5-long's real query (a public issue's report inside train-long's job-log noise).
+JOB_LOG_ENDING_IN_A_REPORT = """\
+(WorkerDict pid=4123) Qwen2ForCausalLM contains 494.03M parameters
+(WorkerDict pid=4123) Total steps: 19200, num_warmup_steps: 0
+(WorkerDict pid=4123) Actor use_remove_padding=False
+(WorkerDict pid=4123) local rank 0
+(WorkerDict pid=4123) no hf weight loader need to be updated
+(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py:689: FutureWarning: FSDP.state_dict_type() and FSDP.set_state_dict_type() are being deprecated. Please use APIs, get_state_dict() and set_state_dict()
+[INFO:swift] use_reentrant: True
+The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. The model config and generation config were aligned accordingly, being updated with the tokenizer's values.
+WARNING:accelerate.accelerator:Gradient accumulation steps mismatch: GradientAccumulationPlugin has 1, DeepSpeed config has 8. Using DeepSpeed's value.
+Parameter Offload - Persistent parameters statistics: param_count = 365, numel = 2129920
+Before building vllm rollout, memory allocated (GB): 4.602750778198242, memory reserved (GB): 5.2734375
+Running tokenizer on dataset: 100%|██████████| 7473/7473 [00:02<00:00, 3101.52 examples/s]
+wrap_policy: functools.partial(<function transformer_auto_wrap_policy at 0x7fbebc833240>)
+Loading checkpoint shards: 100%|██████████| 4/4 [00:05<00:00,  1.31s/it]
+The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4 got 9.2.0.5, please rebuild
+"""
+
+
+def test_a_job_logs_last_lines_are_also_read_on_their_own():
+    from kb.signature import signature_from_text, telling_lines
+    from triage.corpus import Corpus
+    from triage.entry_table import Doc, TableBuilder
+    from triage.lexical import TAIL_LINES
+    from triage.ranking import features, query_from_signature
+
+    def doc(pk: int, words: tuple[str, ...]) -> Doc:
+        return Doc(pk, "", "", "error_line", f"{pk:016x}", "", (), words, (), words, None, "team", True)
+
+    builder = TableBuilder()
+    builder.add(doc(1, ("engine", "plan", "file", "not", "compatible", "version", "tensorrt", "rebuild")), [])
+    builder.add(doc(2, ("fsdp", "state_dict_type", "deprecated", "get_state_dict")), [])
+    builder.add(doc(3, ("cuda", "out", "of", "memory")), [])
+    corpus = Corpus([builder.build()])
+    sig, _ = signature_from_text(JOB_LOG_ENDING_IN_A_REPORT)
+    telling = telling_lines(JOB_LOG_ENDING_IN_A_REPORT)
+    tail = "\n".join(telling[-TAIL_LINES:])
+    assert "engine plan file" in tail and "FutureWarning" not in tail
+    without = query_from_signature(sig, extra_text="\n".join(telling))
+    with_tail = query_from_signature(sig, extra_text="\n".join(telling), tail_text=tail)
+    entry = corpus.docs[1]
+    assert features(with_tail, entry, corpus, 0.0)["coverage"] > 2 * features(without, entry, corpus, 0.0)["coverage"]
+    # Only ever more evidence: the warning's own entry keeps what the whole paste gave it.
+    warning_entry = corpus.docs[2]
+    assert (
+        features(with_tail, warning_entry, corpus, 0.0)["coverage"]
+        == features(without, warning_entry, corpus, 0.0)["coverage"]
+    )
+
+
+def test_a_report_at_the_end_of_a_job_log_finds_its_entry(db):
+    from ingest.services import document_submit
+
+    notes = (
+        "# Rebuild the TensorRT-LLM engine with the TensorRT version installed at run time\n"
+        "The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4"
+        " got 9.2.0.3, please rebuild\n\n"
+        "# Align the tokenizer's special tokens with the model config before saving\n"
+        "ValueError: The tokenizer has new PAD tokens; the model config and generation config differ\n\n"
+        "# Set gradient_accumulation_steps in the DeepSpeed config to the Trainer's value\n"
+        "ValueError: Gradient accumulation steps mismatch: GradientAccumulationPlugin has 1, DeepSpeed config has 8\n\n"
+        "# Give ZeRO-3 more persistent parameters (stage3_param_persistence_threshold) when offload is slow\n"
+        "RuntimeError: Parameter Offload - Persistent parameters statistics: param_count = 0, numel = 0\n\n"
+        "# Free GPU memory before building the vLLM rollout (lower gpu_memory_utilization)\n"
+        "RuntimeError: Before building vllm rollout, memory allocated (GB): 70.1, memory reserved (GB): 75.3\n\n"
+        "# Lower the batch size or enable gradient checkpointing\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
+    result = triage_log(JOB_LOG_ENDING_IN_A_REPORT)
+    # Read only as one line in fifteen, the report was "possibly related" at best.
+    assert result.verdict == "match", [(m.title, m.score) for m in result.matches]
+    assert "TensorRT" in result.matches[0].title
