@@ -252,7 +252,8 @@ def error_family(masked_message: str) -> tuple[str, frozenset[str]] | None:
 
 # What tells two errors of one wording apart, which masking would merge: the quoted name
 # ('GRPOConfig' vs 'DataCollatorForCompletionOnlyLM'), the called function, the command-line
-# flag or linked library (-lcuda vs -lcurand), the error code (Error 802 vs Error 804).
+# flag or linked library (-lcuda vs -lcurand), the shared library a loader could not open
+# (libmpi.so.12 vs libcudart.so.12), the error code (Error 802 vs Error 804).
 SLOT_QUOTED_RE = re.compile(r"(?<![\w'\"`])['\"`‘“]([^\s'\"`’”]{2,100})['\"`’”]")
 SLOT_CALL_RE = re.compile(r"\b([A-Za-z_][\w.]*[A-Za-z_]\w*)\(\)")
 SLOT_FLAG_RE = re.compile(r"(?<![\w/.<>-])(--?[A-Za-z][\w.+-]*)")
@@ -261,6 +262,10 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 # the address differs from user to user.
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
+# A shared library is named by its stem: libcudart.so.11.0 and libcudart.so.12 are one slot.
+SLOT_LIBRARY_RE = re.compile(
+    r"(?<![\w.-])(lib[A-Za-z][\w+-]*)\.(?:so|dylib)\b|(?<![\w.-])([A-Za-z][\w+-]*)\.dll\b", re.I
+)
 
 
 def _slot(value: str) -> str:
@@ -270,9 +275,11 @@ def _slot(value: str) -> str:
 
 def message_slots(raw_message: str) -> tuple[str, ...]:
     """The distinguishing values of an error message, normalised (digits as #, paths as their
-    file name): quoted names, called functions, flags and linked libraries, error codes, ports."""
+    file name): quoted names, called functions, flags and linked libraries, shared libraries,
+    error codes, ports."""
     text = raw_message[:1000]
     found = [_slot(v) for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE) for v in rx.findall(text)]
+    found += [_slot(a or b) for a, b in SLOT_LIBRARY_RE.findall(text)]
     found += [f"code:{c}" for c in SLOT_CODE_RE.findall(text)]
     found += [f"port:{p}" for p in SLOT_PORT_RE.findall(text)]
     return tuple(dict.fromkeys(s for s in found if len(s.strip("#")) >= 2 or s.startswith(("code:", "port:"))))

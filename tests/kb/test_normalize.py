@@ -86,8 +86,21 @@ def test_slots_keep_the_names_masking_would_merge():
 
 def test_slots_ignore_prose_apostrophes_and_mask_numbers():
     assert message_slots("Your setup doesn't support bf16/gpu.") == ()
-    assert message_slots("version `GLIBCXX_3.4.30' not found (required by /opt/x/libfoo.so)") == ("glibcxx_#.#.#",)
+    assert message_slots("version `GLIBCXX_3.4.30' not found (required by /opt/x/libfoo.so)") == (
+        "glibcxx_#.#.#",
+        "libfoo",
+    )
     assert message_slots("unrecognized arguments: --local_rank=3") == ("--local_rank",)
+
+
+def test_slots_keep_the_shared_library_a_loader_could_not_open():
+    # fresh5's look-alike: TensorRT-LLM's mpi4py missing libmpi is not CUDA's runtime missing.
+    mpi = message_slots("ImportError: libmpi.so.12: cannot open shared object file: No such file or directory")
+    cudart = message_slots("OSError: libcudart.so.12: cannot open shared object file: No such file or directory")
+    assert mpi == ("libmpi",) and cudart == ("libcudart",)
+    # Another version of the same library is the same slot.
+    assert message_slots("OSError: libcudart.so.11.0: cannot open shared object file") == cudart
+    assert message_slots('OSError: [WinError 126] Error loading "C:/torch/lib/fbgemm.dll"')[-1] == "fbgemm"
 
 
 def test_slots_keep_the_port_of_a_connection_not_the_address():
