@@ -15,6 +15,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -195,15 +196,28 @@ def frame_similarity(q: Sequence[str], e: Sequence[str], corpus: Corpus) -> floa
     return dot / (nq * ne) if nq and ne else 0.0
 
 
+@dataclass(frozen=True)
+class WeightedTokens:
+    """A query's distinct tokens with their IDF, weighed once per triage, not once per candidate."""
+
+    weights: tuple[tuple[str, float], ...]
+    total: float
+
+    def share(self, doc_tokens: AbstractSet[str]) -> float:
+        """IDF-weighted share of these tokens that `doc_tokens` contains."""
+        if not self.total:
+            return 0.0
+        return sum(w for t, w in self.weights if t in doc_tokens) / self.total
+
+
+def weighted_tokens(tokens: Sequence[str], corpus: Corpus) -> WeightedTokens:
+    weights = tuple((t, corpus.idf(corpus.text_df, t)) for t in dict.fromkeys(tokens))
+    return WeightedTokens(weights, sum(w for _, w in weights))
+
+
 def coverage(query_tokens: Sequence[str], doc: Doc, corpus: Corpus) -> float:
     """IDF-weighted share of the query's distinct tokens that the entry's text contains."""
-    uniq = set(query_tokens)
-    if not uniq:
-        return 0.0
-    doc_set = set(doc.text_tokens)
-    total = sum(corpus.idf(corpus.text_df, t) for t in uniq)
-    hit = sum(corpus.idf(corpus.text_df, t) for t in uniq if t in doc_set)
-    return hit / total if total else 0.0
+    return weighted_tokens(query_tokens, corpus).share(set(doc.text_tokens))
 
 
 @dataclass(frozen=True)
@@ -213,17 +227,26 @@ class QueryVectors:
     msg: dict[str, float]
     msg_ctx: dict[str, float]
     msg_ctx_tokens: tuple[str, ...]
+    # The coverage variants (`features`): every query word; without the telling lines; the last few alone.
+    covered: tuple[WeightedTokens, ...]
 
 
 def query_vectors(query: Query, corpus: Corpus) -> QueryVectors:
     both = tuple(query.msg_tokens) + tuple(query.ctx_tokens)
-    return QueryVectors(corpus.tfidf(query.msg_tokens), corpus.tfidf(both), both)
+    variants = [query.text_tokens]
+    if len(query.core_tokens) < len(query.text_tokens):
+        variants.append(query.core_tokens)
+    if query.tail_tokens:
+        variants.append(query.tail_tokens)
+    covered = tuple(weighted_tokens(v, corpus) for v in variants)
+    return QueryVectors(corpus.tfidf(query.msg_tokens), corpus.tfidf(both), both, covered)
 
 
 def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVectors | None = None) -> dict[str, float]:
     sig = query.sig
     qv = qv or query_vectors(query, corpus)
     doc_msg, doc_ctx = corpus.doc_vectors(doc.id)
+    doc_words = set(doc.text_tokens)
     if sig.exc_type and doc.exc_type:
         type_rel = exception_relation(sig.exc_type, doc.exc_type)
     elif sig.pattern and sig.pattern == doc.pattern:
@@ -238,12 +261,9 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         "type_rel": type_rel,
         "frame_sim": frame_similarity(sig.frames, doc.frames, corpus),
         # With a weak root the paste's last telling lines join the query words (they may be the
-        # report); inside a job log they are mostly the job's, so they may add coverage, never dilute it.
-        "coverage": max(
-            coverage(query.text_tokens, doc, corpus),
-            coverage(query.core_tokens, doc, corpus) if len(query.core_tokens) < len(query.text_tokens) else 0.0,
-            coverage(query.tail_tokens, doc, corpus) if query.tail_tokens else 0.0,
-        ),
+        # report); inside a job log they are mostly the job's, so they may add coverage, never dilute
+        # it; and its last few lines, where a job that dies prints why, are read on their own too.
+        "coverage": max(w.share(doc_words) for w in qv.covered),
         "dense": max(0.0, dense),
         # Two pastes with no error in them share the empty signature's fingerprint: not a match.
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint and query.msg_tokens else 0.0,
