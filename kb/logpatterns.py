@@ -86,14 +86,17 @@ MODULE_EXC_RE = re.compile(
 )
 # A warning whose `path.py:362: ` a narrow terminal or a paste put on the line above.
 WRAPPED_WARNING_RE = re.compile(r"^(?P<type>[A-Z]\w{0,40}Warning): (?P<msg>\S.*)$")
-# Where a sentence may name an exception: after a space, a comma or a colon (also CJK ones).
+# Where a sentence may name an exception: after a space, a comma or a colon (also CJK ones), or
+# right after a CJK character, since Chinese and Japanese put no space before a Latin word
+# ("报错ValueError: …", "启动时显示错误ImportError: …").
+_PROSE_EXC = r"(?=(?:[a-z_]\w{0,40}\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)\b)"
 PROSE_EXC_START_RE = re.compile(
-    r"(?<=\S)[\s,;:，：；。]{1,8}(?=(?:[a-z_]\w{0,40}\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)\b)"
+    r"(?<=\S)[\s,;:，：；。]{1,8}" + _PROSE_EXC + r"|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])" + _PROSE_EXC
 )
 # Words by which a program says it handled an exception it names: a retry, a skipped item, a fallback.
 HANDLED_RE = re.compile(
     r"\b(?:retry|retrying|retries|retried|skip|skipping|skipped|caught|catching|ignor(?:e|ed|ing)|fall(?:ing)? back"
-    r"|fallback|attempt\w*|handled|recovered)\b",
+    r"|fallback|attempt\w*|handled|recovered)\b|重试|跳过|忽略|回退",
     re.I,
 )
 # Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make

@@ -554,6 +554,30 @@ def test_an_exception_named_inside_a_sentence_is_a_weak_root():
     assert exc.endswith("ValidationError") and message.startswith("1 validation error for DeepSpeedZeroConfig")
 
 
+def test_an_exception_named_right_after_chinese_text_is_a_weak_root():
+    # Chinese puts no space before a Latin word (LLaMA-Factory and transformers issues). Inside a job
+    # log whose only warning is a start-up FutureWarning, such a report was read by the warning.
+    warning = (
+        "/root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py:689: "
+        "FutureWarning: FSDP.state_dict_type() and FSDP.set_state_dict_type() are being deprecated.\n"
+        "[INFO:swift] use_reentrant: True\n"
+        "Parameter Offload - Persistent parameters statistics: param_count = 365, numel = 2129920\n"
+    )
+    exc, _, message = root_of(
+        warning + "使用llama-factory lora微调qwen1.5-32B-Chat，报错ValueError: Cannot initialize PiSSA adapter on "
+        "quantized models.\n"
+    )
+    assert exc == "ValueError" and message.startswith("Cannot initialize PiSSA adapter")
+    exc, _, message = root_of(
+        warning + "启动时显示错误ImportError: tokenizers>=0.14,<0.15 is required for a normal functioning of this "
+        "module, but found tokenizers==0.13.3\n"
+    )
+    assert exc == "ImportError" and message.startswith("tokenizers>=0.14,<0.15 is required")
+    # A sentence that says the program retried is no root, in Chinese as in English.
+    exc, _, _ = root_of(warning + "连接失败，重试后ConnectionError: 已恢复\n")
+    assert exc == "FutureWarning"
+
+
 def test_a_sentence_that_only_mentions_an_error_word_is_no_exception():
     blocks = scan_log("I thought it was a ValueError at first, but the run just hangs after step 3\n")
     assert [b for b in blocks if b.kind in ("exception_line", "traceback")] == []
