@@ -27,6 +27,7 @@ from kb.logpatterns import (
     METRIC_KEYS,
     METRIC_KV_RE,
     METRIC_RE,
+    PROSE_EXC_CLOSE,
     PROSE_EXC_START_RE,
     QUIET_LINE_RE,
     WARNING_RE,
@@ -149,7 +150,11 @@ def exception_in_prose(t: str) -> re.Match[str] | None:
     for m in PROSE_EXC_START_RE.finditer(t):
         if LOG_HEADER_MARK_RE.search(t[: m.start()]) or HANDLED_RE.search(t[: m.start()]):
             return None
-        exc = match_exception(t[m.end() :])
+        rest = t[m.end() :]
+        if m.group("open"):
+            close = rest.find(PROSE_EXC_CLOSE[m.group("open")])
+            rest = rest[:close] if close > 0 else rest
+        exc = match_exception(rest)
         if exc and exc.group("msg") and re.search(r"(?:Error|Exception)$", exc.group("type")):
             return exc
     return None

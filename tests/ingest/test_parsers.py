@@ -36,6 +36,22 @@ def test_specstory_transcript_pairs_error_turns_with_answers():
     assert "RuntimeError: CUDA error: no kernel image" in "\n".join(lines[sm120.problem_start - 1 : sm120.problem_end])
 
 
+def test_a_transcript_turn_that_names_its_error_in_bold_prose_is_an_entry():
+    # A user's turn from a transformers issue: no traceback, the error in bold inside a sentence.
+    text = (
+        "_**User**_\n\n"
+        "The problem arises when i try to use a tokenizer on multiple thread pools with an Autotokenizer, the "
+        "error **RuntimeError: Already borrowed** get raised\n\n"
+        "What is wrong here and how do I fix it?\n\n---\n\n"
+        "_**Assistant**_\n\n"
+        "A fast tokenizer is not safe to call from several threads at once: give every worker its own copy.\n\n---\n"
+    )
+    fmt, cands = parse_document(text)
+    assert fmt == "specstory"
+    assert [c.title for c in cands] == ["RuntimeError: Already borrowed"]
+    assert "own copy" in cands[0].remedy_markdown
+
+
 def test_notes_headings_are_remedies_and_a_heading_without_log_is_still_an_entry():
     text = decode_document(shared_sample(NOTES_SAMPLE).read_bytes())
     fmt, cands = parse_document(text)

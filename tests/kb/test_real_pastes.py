@@ -578,6 +578,21 @@ def test_an_exception_named_right_after_chinese_text_is_a_weak_root():
     assert exc == "FutureWarning"
 
 
+def test_an_error_quoted_in_a_sentence_as_code_or_bold_is_a_weak_root_ending_at_the_quote():
+    # transformers and DeepSpeed issues: the error marked up inside the report's prose.
+    exc, _, message = root_of(
+        "The problem arises when i try to use a tokenizer (from whatever model in my experiments) on multiple "
+        "thread pools with an Autotokenizer, the error **RuntimeError: Already borrowed** get raised, i haven't "
+        "tried if the same issues occure whith AutoModel\n"
+    )
+    assert (exc, message) == ("RuntimeError", "Already borrowed")
+    exc, _, message = root_of(
+        "It raised `AssertionError: Unable to pre-compile ops without torch installed. Please install torch "
+        "before attempting to pre-compile ops.` when I ran DS_BUILD_OPS=1 pip install deepspeed\n"
+    )
+    assert exc == "AssertionError" and message.endswith("before attempting to pre-compile ops.")
+
+
 def test_a_sentence_that_only_mentions_an_error_word_is_no_exception():
     blocks = scan_log("I thought it was a ValueError at first, but the run just hangs after step 3\n")
     assert [b for b in blocks if b.kind in ("exception_line", "traceback")] == []
