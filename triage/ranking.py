@@ -58,9 +58,10 @@ class Query:
     raw_tokens: tuple[str, ...] = ()
     slots: tuple[str, ...] = ()
     core_tokens: tuple[str, ...] = ()  # text_tokens without the paste's telling lines
-    root_raw_tokens: tuple[str, ...] = ()  # raw words of the root error's own lines
     tail_tokens: tuple[str, ...] = ()  # with a weak root: the words of the paste's last few telling lines
-    tail_raw_tokens: tuple[str, ...] = ()  # the same lines' raw words
+    # Other readings of the paste's raw words (the root's own lines; the last telling lines), each
+    # scored on its own: a candidate's raw cover is the largest share, so none dilutes another.
+    raw_alternatives: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -149,9 +150,8 @@ def query_from_signature(
     sig: Signature,
     extra_text: str = "",
     raw_tokens: Sequence[str] = (),
-    root_raw_tokens: Sequence[str] = (),
     tail_text: str = "",
-    tail_raw_tokens: Sequence[str] = (),
+    raw_alternatives: Sequence[Sequence[str]] = (),
 ) -> Query:
     msg = message_tokens(sig.message, sig.raw_message)
     ctx = tuple(t for c in sig.context for t in tokenize(c))
@@ -165,9 +165,8 @@ def query_from_signature(
         raw_tokens=tuple(raw_tokens),
         slots=message_slots(sig.raw_message),
         core_tokens=core,
-        root_raw_tokens=tuple(root_raw_tokens),
         tail_tokens=tuple(tokenize(tail_text)),
-        tail_raw_tokens=tuple(tail_raw_tokens),
+        raw_alternatives=tuple(tuple(a) for a in raw_alternatives if a and set(a) != set(raw_tokens)),
     )
 
 
@@ -362,12 +361,9 @@ def rank_candidates(
     ids.difference_update(exclude)
     ids = {i for i in ids if i in corpus.docs}  # an index may still name an entry deleted since
     raw_cover = corpus.raw.coverage(query.raw_tokens, ids) if corpus.raw is not None else {}
-    if corpus.raw is not None and query.root_raw_tokens and set(query.root_raw_tokens) != set(query.raw_tokens):
-        own = corpus.raw.coverage(query.root_raw_tokens, ids)
-        raw_cover = {i: max(v, own.get(i, 0.0)) for i, v in raw_cover.items()}
-    if corpus.raw is not None and query.tail_raw_tokens and set(query.tail_raw_tokens) != set(query.raw_tokens):
-        tail = corpus.raw.coverage(query.tail_raw_tokens, ids)
-        raw_cover = {i: max(v, tail.get(i, 0.0)) for i, v in raw_cover.items()}
+    for alternative in query.raw_alternatives if corpus.raw is not None else ():
+        other = corpus.raw.coverage(alternative, ids)
+        raw_cover = {i: max(v, other.get(i, 0.0)) for i, v in raw_cover.items()}
     qv = query_vectors(query, corpus)
     dense = dense_of(sorted(ids))
     scored: list[tuple[Doc, dict[str, float]]] = []

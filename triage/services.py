@@ -110,11 +110,13 @@ def triage_log(
         sig,
         extra_text="\n".join(telling) if weak_root else "",
         raw_tokens=raw_tokens(region),
-        # The root's own lines, when they say more than an exception's name, may stand for the region.
-        root_raw_tokens=raw_tokens(root_lines(text, choice.root)) if choice.root and informative(choice.root) else (),
         # With a weak root, the last few telling lines (where a job that dies prints why) also on their own.
         tail_text=tail,
-        tail_raw_tokens=raw_tokens(tail) if tail else (),
+        raw_alternatives=(
+            # The root's own lines, when they say more than an exception's name, may stand for the region.
+            raw_tokens(root_lines(text, choice.root)) if choice.root and informative(choice.root) else (),
+            raw_tokens(tail),
+        ),
     )
     snap = get_snapshot()
     embedder = get_embedder()
