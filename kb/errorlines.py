@@ -21,6 +21,7 @@ from kb.logpatterns import (
     HANDLED_RE,
     HTTP_ERROR_RE,
     IPYTHON_HEAD_RE,
+    LABEL_LINE_RE,
     LOG_HEADER_MARK_RE,
     LOG_LINE_RE,
     METRIC_DESCRIPTIONS,
@@ -65,7 +66,7 @@ def read_line(scan: ScanState, i: int) -> int:
         return i + 1
     level = scan.levels[scan.logical[i][0]]
     quiet = level in ("INFO", "DEBUG", "WARNING") or level in CI_QUIET or bool(QUIET_LINE_RE.match(s))
-    if not (quiet or CODE_LINE_RE.match(t)):
+    if not (quiet or CODE_LINE_RE.match(t) or LABEL_LINE_RE.match(s)):
         _error_line(scan, i, t, s, level)
     return i + 1
 

@@ -294,6 +294,14 @@ RICH_HEAD_RE = re.compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+
 RICH_FRAME_RE = re.compile(r"^\s*│ (?P<path>\S+?\.py):(?P<line>\d+) in (?P<func>\S+)\s*│\s*$")
 RICH_END_RE = re.compile(r"^\s*╰─+╯")
 IPYTHON_HEAD_RE = re.compile(r"^(?P<type>[\w.]*(?:Error|Exception|Failure))\s{2,}Traceback \(most recent call last\)")
+# A heading or label a user puts above the log they paste ("**Error message**", "# Error log",
+# "Full traceback:", "错误信息："): it names no failure, so it is no error line.
+LABEL_LINE_RE = re.compile(
+    r"^[\s>*#_`=\-\[(]*(?:(?:the|my|full|complete|whole|following|here is|below|error|errors|exception|"
+    r"message|messages|log|logs|output|traceback|stack ?trace|trace|details?|报错|错误|信息|日志|输出|如下|完整)"
+    r"[\s:：]*){1,5}[\s*_`:：\])]*$",
+    re.I,
+)
 CODE_LINE_RE = re.compile(
     r"^\s*(?:raise|return|print|def|class|elif|else|for|while|try|except|import|from|with|assert|if)\b(?!:)"
     r"|^\s*(?:#|//|>>>)|[=(,\[]\s*$"

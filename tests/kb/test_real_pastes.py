@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kb.logscan import scan_log
+from kb.rootcause import select_root
 from kb.signature import signature_from_text
 
 
@@ -709,3 +710,24 @@ def test_an_exception_line_indented_under_the_carets_of_its_frame_is_the_root():
     )
     exc, _, message = root_of(text)
     assert exc == "AttributeError" and message.startswith("module 'pkgutil' has no attribute 'ImpImporter'")
+
+
+def test_a_heading_over_the_pasted_log_is_no_error():
+    # A user's markdown label above the log names no failure; the warning below it is what the paste is about.
+    text = (
+        "**Error message**\n"
+        "\n"
+        "```\n"
+        "huggingface/tokenizers: The current process just got forked, after parallelism has already been used. "
+        "Disabling parallelism to avoid deadlocks...\n"
+        "To disable this warning, you can either:\n"
+        "\t- Avoid using `tokenizers` before the fork if possible\n"
+        "```\n"
+    )
+    assert select_root(scan_log(text)).root is None
+    sig, _ = signature_from_text(text)
+    assert sig.kind == "text" and "forked" in sig.raw_message  # told by its own words
+    for label in ("# Error log", "Full traceback:", "Error messages:", "错误信息：", "Error:"):
+        assert select_root(scan_log(label + "\n")).root is None, label
+    # A line that says what failed after such a word is still an error line.
+    assert select_root(scan_log("Error: the run has no GPU left\n")).root is not None
