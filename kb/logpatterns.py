@@ -276,6 +276,9 @@ WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", 
 QUIET_LINE_RE = re.compile(
     r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: (?!ERROR\b(?!.*\bretrying\b))|[✓✔√] )"
 )
+# The informational lines that are a logger's warnings ("WARNING:accelerate…", "[WARNING|logging.py:328]",
+# "wandb: WARNING …"): noise through a job log, but what a user asks about when one ends the paste.
+WARNING_LOG_LINE_RE = re.compile(r"^(?:\[?(?:WARNING|WARN)\b|\[WARNING:|WARNING:|wandb: WARNING\b)")
 # Line levels set by CI markers (GitHub Actions' "##[group]", "::error::"...): lowercase.
 CI_MARKS = frozenset({"error", "warning", "notice", "debug", "group", "endgroup", "command", "section"})
 CI_QUIET = frozenset({"notice", "debug", "group", "endgroup", "command", "section"})

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kb.exceptionlines import match_exception
 from kb.logclean import clean_line, log_lines
-from kb.logpatterns import QUIET_LINE_RE
+from kb.logpatterns import QUIET_LINE_RE, WARNING_LOG_LINE_RE
 from kb.logscan import Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
 from kb.rootcause import RootChoice, select_root
@@ -139,17 +139,21 @@ def fingerprint(kind_name: str, masked: str) -> str:
     return hashlib.sha1(f"{kind_name}|{norm}".encode()).hexdigest()[:16]
 
 
-def telling_lines(text: str, limit: int = 20, quiet_if_nothing_else: bool = False) -> list[str]:
+def telling_lines(
+    text: str, limit: int = 20, quiet_if_nothing_else: bool = False, with_warnings: bool = False
+) -> list[str]:
     """The last lines of a text that are neither informational log lines nor config dumps. With
     `quiet_if_nothing_else` (for a paste with no error in it), a paste made only of informational
-    lines (a client retrying "Server is not up yet") is told by those."""
+    lines (a client retrying "Server is not up yet") is told by those. With `with_warnings`, a
+    logger's warning lines count as telling too."""
     out: list[str] = []
     quiet: list[str] = []
     for raw in log_lines(text):
         line = clean_line(raw).text.strip()
         if not line or CONFIG_DUMP_RE.match(line):
             continue
-        (quiet if QUIET_LINE_RE.match(line) else out).append(line)
+        telling = not QUIET_LINE_RE.match(line) or (with_warnings and WARNING_LOG_LINE_RE.match(line))
+        (out if telling else quiet).append(line)
     return (out or (quiet if quiet_if_nothing_else else []))[-limit:]
 
 

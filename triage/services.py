@@ -105,7 +105,8 @@ def triage_log(
     region = error_region(text, blocks, telling)
     # No error that says what failed: the paste's last telling lines count as well.
     weak_root = not telling_errors(blocks)
-    tail = "\n".join(telling[-TAIL_LINES:]) if weak_root else ""
+    # The last few lines on their own may be a logger's warning: what the user asks about when it ends the paste.
+    tail = "\n".join(telling_lines(text, TAIL_LINES, choice.root is None, with_warnings=True)) if weak_root else ""
     query = query_from_signature(
         sig,
         extra_text="\n".join(telling) if weak_root else "",

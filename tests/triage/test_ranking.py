@@ -241,3 +241,36 @@ def test_a_report_at_the_end_of_a_job_log_finds_its_entry(db):
     # Read only as one line in fifteen, the report was "possibly related" at best.
     assert result.verdict == "match", [(m.title, m.score) for m in result.matches]
     assert "TensorRT" in result.matches[0].title
+
+
+def test_a_loggers_warning_that_ends_a_job_log_is_read_as_its_last_line(db):
+    # fresh7-long's pattern: the user asks about a warning (transformers' logger, LLaMA-Factory's
+    # format) that ends the job log. An informational line everywhere else, it is read with the
+    # paste's last lines; the real report from a public issue, inside train-long's job-log noise.
+    from ingest.services import document_submit
+    from kb.signature import telling_lines
+    from triage.lexical import TAIL_LINES
+
+    warning = (
+        "[WARNING|logging.py:328] 2025-02-26 14:54:51,387 >> You are attempting to use Flash Attention 2.0 with a "
+        "model not initialized on GPU. Make sure to move the model to GPU after initializing it on CPU with "
+        "`model.to('cuda')`."
+    )
+    log = JOB_LOG_ENDING_IN_A_REPORT.rsplit("\n", 2)[0] + "\n" + warning + "\n"
+    assert "Flash Attention" not in " ".join(telling_lines(log))
+    assert "Flash Attention" in telling_lines(log, TAIL_LINES, with_warnings=True)[-1]
+    notes = (
+        "# Harmless: move the model to the GPU after loading it, or load it with device_map\n"
+        "You are attempting to use Flash Attention 2.0 with a model not initialized on GPU. Make sure to move the "
+        "model to GPU after initializing it on CPU with `model.to('cuda')`.\n\n"
+        "# Rebuild the TensorRT-LLM engine with the TensorRT version installed at run time\n"
+        "The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4"
+        " got 9.2.0.3, please rebuild\n\n"
+        "# Set gradient_accumulation_steps in the DeepSpeed config to the Trainer's value\n"
+        "ValueError: Gradient accumulation steps mismatch: GradientAccumulationPlugin has 1, DeepSpeed config has 8\n\n"
+        "# Lower the batch size or enable gradient checkpointing\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
+    result = triage_log(log)
+    assert result.matches and result.matches[0].title.startswith("Harmless: move the model"), result.matches
