@@ -252,9 +252,13 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         type_rel = 1.0
     else:
         type_rel = 0.0
+    covs = [w.share(doc_words) for w in qv.covered]
+    # An entry that the paste's last lines alone cover best is matched by them, not by the weak root:
+    # what the root's type and values say (a start-up deprecation notice's) is no evidence against it.
+    by_tail = bool(query.tail_tokens) and covs[-1] > max(covs[:-1])
     return {
         # Two named exception types that are unrelated, as opposed to a side that names none.
-        "type_conflict": float(bool(sig.exc_type and doc.exc_type) and type_rel == 0.0),
+        "type_conflict": float(bool(sig.exc_type and doc.exc_type) and type_rel == 0.0 and not by_tail),
         "msg_cos": cosine(qv.msg, doc_msg),
         "ctx_cos": cosine(qv.msg_ctx, doc_ctx),
         "type_rel": type_rel,
@@ -262,12 +266,12 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         # With a weak root the paste's last telling lines join the query words (they may be the
         # report); inside a job log they are mostly the job's, so they may add coverage, never dilute
         # it; and its last few lines, where a job that dies prints why, are read on their own too.
-        "coverage": max(w.share(doc_words) for w in qv.covered),
+        "coverage": max(covs),
         "dense": max(0.0, dense),
         # Two pastes with no error in them share the empty signature's fingerprint: not a match.
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint and query.msg_tokens else 0.0,
         "msg_cover_entry": message_cover(doc.msg_tokens, qv.msg_ctx_tokens, corpus),
-        **slot_agreement(query.slots, doc.slots),
+        **slot_agreement(() if by_tail else query.slots, doc.slots),
     }
 
 

@@ -274,3 +274,58 @@ def test_a_loggers_warning_that_ends_a_job_log_is_read_as_its_last_line(db):
     document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
     result = triage_log(log)
     assert result.matches and result.matches[0].title.startswith("Harmless: move the model"), result.matches
+
+
+def test_an_entry_the_last_lines_match_is_not_held_against_the_weak_roots_type(db):
+    # fresh7-long's pattern: a report with no exception type (PyTorch on a Mac) ends a job log whose
+    # only Python warning is a start-up FutureWarning. That warning is the root; its type and its
+    # called names (`FSDP.state_dict_type()`) had counted against the entry the report names.
+    from ingest.services import document_submit
+
+    report = (
+        "The operator 'aten::isin.Tensor_Tensor_out' is not currently implemented for the MPS device. If you want "
+        "this op to be added in priority during the prototype phase of this feature, please comment on "
+        "https://github.com/pytorch/pytorch/issues/77764. As a temporary fix, you can set the environment "
+        "variable `PYTORCH_ENABLE_MPS_FALLBACK=1` to use the CPU as a fallback for this op."
+    )
+    log = JOB_LOG_ENDING_IN_A_REPORT.rsplit("\n", 2)[0] + "\n" + report + "\n"
+    notes = (
+        "# Upgrade torch to 2.4 or later on Apple silicon, or set PYTORCH_ENABLE_MPS_FALLBACK=1\n"
+        "NotImplementedError: The operator 'aten::isin.Tensor_Tensor_out' is not currently implemented for the MPS "
+        "device. As a temporary fix, you can set the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1`.\n\n"
+        "# Rebuild the TensorRT-LLM engine with the TensorRT version installed at run time\n"
+        "The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4"
+        " got 9.2.0.3, please rebuild\n\n"
+        "# Lower the batch size or enable gradient checkpointing\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
+    result = triage_log(log)
+    assert result.signature.exc_type == "FutureWarning"  # the weak root
+    top = result.matches[0]
+    assert "aten::isin" in top.title, result.matches
+    assert top.features["type_conflict"] == 0.0 and top.features["slot_conflict"] == 0.0
+    assert result.verdict == "match"
+
+
+def test_the_weak_roots_conflicts_still_count_against_an_entry_the_last_lines_do_not_match_best():
+    from kb.signature import signature_from_text
+    from triage.corpus import Corpus
+    from triage.entry_table import Doc, TableBuilder
+    from triage.ranking import features, query_from_signature
+
+    def doc(pk: int, exc: str, words: tuple[str, ...], slots: tuple[str, ...]) -> Doc:
+        return Doc(pk, exc, "", "exception_line", f"{pk:016x}", "", (), words, (), words, None, "team", True, slots)
+
+    builder = TableBuilder()
+    builder.add(doc(1, "RuntimeError", ("fsdp", "state_dict_type", "deprecated", "removed"), ("other_call()",)), [])
+    builder.add(doc(2, "NotImplementedError", ("operator", "aten", "isin", "mps", "device"), ("aten::isin",)), [])
+    corpus = Corpus([builder.build()])
+    sig, _ = signature_from_text("FutureWarning: FSDP.state_dict_type() is being deprecated\n")
+    assert sig.exc_type == "FutureWarning" and query_from_signature(sig).slots
+    query = query_from_signature(
+        sig, extra_text="operator aten isin mps device", tail_text="operator aten isin mps device"
+    )
+    matched_by_tail, matched_by_root = (features(query, corpus.docs[k], corpus, 0.0) for k in (2, 1))
+    assert matched_by_tail["type_conflict"] == 0.0 and matched_by_tail["slot_conflict"] == 0.0
+    assert matched_by_root["type_conflict"] == 1.0 and matched_by_root["slot_conflict"] == 1.0
