@@ -60,6 +60,14 @@ def root_lines(text: str, root: ErrorBlock) -> str:
     return _lines_around(text, (root,), before=0, after=0)
 
 
+def without_block(text: str, block: ErrorBlock | None) -> str:
+    """The text without a block's own lines (the paste's other voices)."""
+    if block is None:
+        return text
+    lines = log_lines(text)
+    return "\n".join(lines[: block.line_start - 1] + lines[block.line_end :])
+
+
 def _lines_around(
     text: str, blocks: Sequence[ErrorBlock], before: int = REGION_BEFORE, after: int = REGION_AFTER
 ) -> str:

@@ -18,7 +18,7 @@ from kb.selectors import EntryRecord, SourceRef, entry_records
 from kb.signature import Signature, compact_text, signature_from_text, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
-from triage.lexical import TAIL_LINES, error_region, raw_tokens, root_lines, telling_errors
+from triage.lexical import TAIL_LINES, error_region, raw_tokens, root_lines, telling_errors, without_block
 from triage.ranking import (
     Candidate,
     Query,
@@ -105,8 +105,13 @@ def triage_log(
     region = error_region(text, blocks, telling)
     # No error that says what failed: the paste's last telling lines count as well.
     weak_root = not telling_errors(blocks)
-    # The last few lines on their own may be a logger's warning: what the user asks about when it ends the paste.
-    tail = "\n".join(telling_lines(text, TAIL_LINES, choice.root is None, with_warnings=True)) if weak_root else ""
+    # The last few lines on their own (a logger's warning among them: what the user asks about when it
+    # ends the paste), besides the weak root's own lines, which the query reads already.
+    tail = (
+        "\n".join(telling_lines(without_block(text, choice.root), TAIL_LINES, choice.root is None, with_warnings=True))
+        if weak_root
+        else ""
+    )
     query = query_from_signature(
         sig,
         extra_text="\n".join(telling) if weak_root else "",

@@ -329,3 +329,34 @@ def test_the_weak_roots_conflicts_still_count_against_an_entry_the_last_lines_do
     matched_by_tail, matched_by_root = (features(query, corpus.docs[k], corpus, 0.0) for k in (2, 1))
     assert matched_by_tail["type_conflict"] == 0.0 and matched_by_tail["slot_conflict"] == 0.0
     assert matched_by_root["type_conflict"] == 1.0 and matched_by_root["slot_conflict"] == 1.0
+
+
+def test_the_last_lines_read_on_their_own_leave_out_the_weak_roots_own_lines(db):
+    # fresh5-long's pattern: the report (a verl assertion quoted with no exception type) is printed
+    # right under the job's start-up FutureWarning, the weak root. Among the last three lines, that
+    # long warning had drowned the report; the query reads the root's lines already.
+    from ingest.services import document_submit
+
+    fsdp = next(line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines() if "FutureWarning" in line)
+    noise = [line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines()[:5] if "FutureWarning" not in line]
+    log = "\n".join(
+        [
+            *noise,
+            fsdp,
+            "Training Script: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size",
+        ]
+    )
+    notes = (
+        "# Make data.train_batch_size at least actor.ppo_mini_batch_size (after multiplying by rollout.n)\n"
+        "AssertionError: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size\n\n"
+        "# Rebuild the TensorRT-LLM engine with the TensorRT version installed at run time\n"
+        "The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4"
+        " got 9.2.0.3, please rebuild\n\n"
+        "# Lower the batch size or enable gradient checkpointing\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
+    result = triage_log(log)
+    assert result.signature.exc_type == "FutureWarning"  # the weak root
+    assert result.matches and "train_batch_size" in result.matches[0].title, result.matches
+    assert result.matches[0].features["coverage"] > 0.4  # 0.17 with the warning among the three lines
