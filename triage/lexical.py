@@ -19,6 +19,7 @@ from scipy.sparse import csr_matrix
 from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE
 from kb.logscan import ErrorBlock
+from kb.signature import signature_from_text, telling_lines
 
 RAW_TOKEN_RE = re.compile(r"[a-z_][a-z0-9_]+|\d+")
 MAX_DOC_LINES = 200
@@ -28,6 +29,11 @@ REGION_BEFORE, REGION_AFTER = 3, 2
 # (3 chosen by grouped CV over the shared and gathered sets, against 1 and 5; README).
 TAIL_LINES = 3
 MAX_REGION_LINES = 120
+# An entry's problem text this long is a job log, matched by its error region (20, 40 and 80 were
+# measured by grouped CV; README).
+ENTRY_REGION_MIN_LINES = 40
+# How entries' problem texts are read into the ranking copy: a saved copy read another way is built again.
+ENTRY_READING = "error-region-40"
 
 
 def raw_tokens(text: str) -> list[str]:
@@ -58,6 +64,18 @@ def error_region(text: str, blocks: Sequence[ErrorBlock], fallback: Sequence[str
 def root_lines(text: str, root: ErrorBlock) -> str:
     """The root error's own lines, as the error region reads them (without its neighbours)."""
     return _lines_around(text, (root,), before=0, after=0)
+
+
+def entry_raw_text(excerpt: str) -> str:
+    """What an entry's problem text is matched by: a short report whole; a job log (from
+    ENTRY_REGION_MIN_LINES lines) by its error region, as a paste is, so that the job's own start-up
+    lines, which the next job log of the same pipeline prints too, are no evidence for it."""
+    if excerpt.count("\n") < ENTRY_REGION_MIN_LINES:
+        return excerpt
+    _, choice = signature_from_text(excerpt)
+    blocks = (choice.root, *choice.secondary) if choice.root else ()
+    fallback = telling_lines(excerpt, quiet_if_nothing_else=choice.root is None)
+    return error_region(excerpt, blocks, fallback) or excerpt
 
 
 def without_block(text: str, block: ErrorBlock | None) -> str:

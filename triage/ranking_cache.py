@@ -27,7 +27,7 @@ from kb.normalize import error_family, message_slots, tokenize
 from kb.selectors import EntryRecord, entry_records_stream, kb_version
 from triage.corpus import Corpus, LayeredCorpus
 from triage.entry_table import Doc, EntryTable, TableBuilder, table_load, table_save
-from triage.lexical import raw_tokens
+from triage.lexical import ENTRY_READING, entry_raw_text, raw_tokens
 from triage.ranking import frame_tokens, message_tokens
 
 logger = logging.getLogger("fixbase.triage")
@@ -117,7 +117,7 @@ def _table_of(
     for rec in records:
         cached = cache.get(rec.id) if cache is not None else None
         if cached is None or cached[0] != rec.updated_at:
-            cached = (rec.updated_at, doc_of(rec), raw_tokens(rec.problem_excerpt))
+            cached = (rec.updated_at, doc_of(rec), raw_tokens(entry_raw_text(rec.problem_excerpt)))
             if cache is not None:
                 cache[rec.id] = cached
         builder.add(cached[1], cached[2])
@@ -180,6 +180,7 @@ def _save(table: EntryTable, mark: Watermark | None) -> None:
             "count": mark.count,
             "updated": mark.updated.isoformat() if mark.updated else None,
             "database": _database(),
+            "reading": ENTRY_READING,
         }
         (tmp / "watermark.json").write_text(json.dumps(meta), encoding="utf-8")
         shutil.rmtree(final, ignore_errors=True)
@@ -206,7 +207,7 @@ def _load_saved(version: int) -> Snapshot | None:
     folder = max(saved, key=lambda d: d.stat().st_mtime)
     try:
         meta = json.loads((folder / "watermark.json").read_text(encoding="utf-8"))
-        if meta["database"] != _database():
+        if meta["database"] != _database() or meta.get("reading") != ENTRY_READING:
             return None
         table = table_load(folder)
         mark = Watermark(

@@ -360,3 +360,45 @@ def test_the_last_lines_read_on_their_own_leave_out_the_weak_roots_own_lines(db)
     assert result.signature.exc_type == "FutureWarning"  # the weak root
     assert result.matches and "train_batch_size" in result.matches[0].title, result.matches
     assert result.matches[0].features["coverage"] > 0.4  # 0.17 with the warning among the three lines
+
+
+def test_an_entry_from_a_job_log_is_matched_by_its_error_region_not_the_jobs_start_up_lines(db):
+    # fresh5-long's pattern: the team's knowledge base holds an entry whose problem is a whole job
+    # log of the same pipeline (the samples' verl run). A new job log prints the same start-up lines
+    # and ends in another failure; those lines had made the old entry the match.
+    from ingest.services import document_submit
+    from triage.lexical import ENTRY_REGION_MIN_LINES, entry_raw_text
+
+    start_up = [line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines()[:-1] if "FutureWarning" not in line]
+    job_log = "\n".join(
+        [
+            *(start_up * 4)[: ENTRY_REGION_MIN_LINES + 5],
+            "(WorkerDict pid=4123) Traceback (most recent call last):",
+            '(WorkerDict pid=4123)   File "/verl/workers/fsdp_workers.py", line 318, in init_model',
+            "(WorkerDict pid=4123)     self._sync_params()",
+            "(WorkerDict pid=4123) RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        ]
+    )
+    region = entry_raw_text(job_log)
+    assert "no kernel image" in region and "Qwen2ForCausalLM contains" not in region
+    short = "\n".join(job_log.splitlines()[-6:])
+    assert entry_raw_text(short) == short  # a short report is read whole
+    notes = (
+        "# Build for the GPU's compute capability (TORCH_CUDA_ARCH_LIST) or install a wheel that has it\n"
+        + job_log
+        + "\n\n# Make data.train_batch_size at least actor.ppo_mini_batch_size\n"
+        "AssertionError: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size\n"
+    )
+    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
+    fsdp = next(line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines() if "FutureWarning" in line)
+    paste = "\n".join(
+        [
+            *start_up,
+            fsdp,
+            "Training Script: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size",
+        ]
+    )
+    result = triage_log(paste)
+    assert "train_batch_size" in result.matches[0].title, result.matches
+    kernel = [m for m in result.matches if "kernel image" in m.title]
+    assert not kernel or kernel[0].features["raw_cover"] < 0.2, kernel

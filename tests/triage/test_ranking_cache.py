@@ -160,6 +160,12 @@ def test_a_saved_full_build_is_mapped_by_the_next_process_and_checked_against_th
     assert ranking_cache.get_snapshot().base is None
     monkeypatch.undo()
 
+    # Saved by a version that read the entries' problem texts another way: built again.
+    monkeypatch.setattr(ranking_cache, "ENTRY_READING", "another reading")
+    ranking_cache._current = None
+    assert ranking_cache.get_snapshot().base is None
+    monkeypatch.undo()
+
     # Rows older than the saved build's (a restored backup): not that database, built again.
     Entry.all_objects.update(updated_at=datetime(2020, 1, 1, tzinfo=UTC))
     ranking_cache._current = None
