@@ -243,11 +243,28 @@ def test_a_report_at_the_end_of_a_job_log_finds_its_entry(db):
     assert "TensorRT" in result.matches[0].title
 
 
+# Two look-alike entries every job-log test below has beside the one it is about.
+LOOK_ALIKES = (
+    "# Rebuild the TensorRT-LLM engine with the TensorRT version installed at run time\n"
+    "The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4"
+    " got 9.2.0.3, please rebuild\n\n"
+    "# Lower the batch size or enable gradient checkpointing\n"
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+)
+
+
+def triage_against_notes(notes: str, log: str):  # type: ignore[no-untyped-def]
+    """Triage `log` against a knowledge base of these notes and the look-alikes."""
+    from ingest.services import document_submit
+
+    document_process(document_submit("notes.txt", [(notes + LOOK_ALIKES).encode()]).document.pk)
+    return triage_log(log)
+
+
 def test_a_loggers_warning_that_ends_a_job_log_is_read_as_its_last_line(db):
     # fresh7-long's pattern: the user asks about a warning (transformers' logger, LLaMA-Factory's
     # format) that ends the job log. An informational line everywhere else, it is read with the
     # paste's last lines; the real report from a public issue, inside train-long's job-log noise.
-    from ingest.services import document_submit
     from kb.signature import telling_lines
     from triage.lexical import TAIL_LINES
 
@@ -263,16 +280,10 @@ def test_a_loggers_warning_that_ends_a_job_log_is_read_as_its_last_line(db):
         "# Harmless: move the model to the GPU after loading it, or load it with device_map\n"
         "You are attempting to use Flash Attention 2.0 with a model not initialized on GPU. Make sure to move the "
         "model to GPU after initializing it on CPU with `model.to('cuda')`.\n\n"
-        "# Rebuild the TensorRT-LLM engine with the TensorRT version installed at run time\n"
-        "The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4"
-        " got 9.2.0.3, please rebuild\n\n"
         "# Set gradient_accumulation_steps in the DeepSpeed config to the Trainer's value\n"
         "ValueError: Gradient accumulation steps mismatch: GradientAccumulationPlugin has 1, DeepSpeed config has 8\n\n"
-        "# Lower the batch size or enable gradient checkpointing\n"
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     )
-    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
-    result = triage_log(log)
+    result = triage_against_notes(notes, log)
     assert result.matches and result.matches[0].title.startswith("Harmless: move the model"), result.matches
 
 
@@ -280,7 +291,6 @@ def test_an_entry_the_last_lines_match_is_not_held_against_the_weak_roots_type(d
     # fresh7-long's pattern: a report with no exception type (PyTorch on a Mac) ends a job log whose
     # only Python warning is a start-up FutureWarning. That warning is the root; its type and its
     # called names (`FSDP.state_dict_type()`) had counted against the entry the report names.
-    from ingest.services import document_submit
 
     report = (
         "The operator 'aten::isin.Tensor_Tensor_out' is not currently implemented for the MPS device. If you want "
@@ -293,14 +303,8 @@ def test_an_entry_the_last_lines_match_is_not_held_against_the_weak_roots_type(d
         "# Upgrade torch to 2.4 or later on Apple silicon, or set PYTORCH_ENABLE_MPS_FALLBACK=1\n"
         "NotImplementedError: The operator 'aten::isin.Tensor_Tensor_out' is not currently implemented for the MPS "
         "device. As a temporary fix, you can set the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1`.\n\n"
-        "# Rebuild the TensorRT-LLM engine with the TensorRT version installed at run time\n"
-        "The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4"
-        " got 9.2.0.3, please rebuild\n\n"
-        "# Lower the batch size or enable gradient checkpointing\n"
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     )
-    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
-    result = triage_log(log)
+    result = triage_against_notes(notes, log)
     assert result.signature.exc_type == "FutureWarning"  # the weak root
     top = result.matches[0]
     assert "aten::isin" in top.title, result.matches
@@ -335,7 +339,6 @@ def test_the_last_lines_read_on_their_own_leave_out_the_weak_roots_own_lines(db)
     # fresh5-long's pattern: the report (a verl assertion quoted with no exception type) is printed
     # right under the job's start-up FutureWarning, the weak root. Among the last three lines, that
     # long warning had drowned the report; the query reads the root's lines already.
-    from ingest.services import document_submit
 
     fsdp = next(line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines() if "FutureWarning" in line)
     noise = [line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines()[:5] if "FutureWarning" not in line]
@@ -349,14 +352,8 @@ def test_the_last_lines_read_on_their_own_leave_out_the_weak_roots_own_lines(db)
     notes = (
         "# Make data.train_batch_size at least actor.ppo_mini_batch_size (after multiplying by rollout.n)\n"
         "AssertionError: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size\n\n"
-        "# Rebuild the TensorRT-LLM engine with the TensorRT version installed at run time\n"
-        "The engine plan file is not compatible with this version of TensorRT, expecting library version 9.2.0.4"
-        " got 9.2.0.3, please rebuild\n\n"
-        "# Lower the batch size or enable gradient checkpointing\n"
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     )
-    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
-    result = triage_log(log)
+    result = triage_against_notes(notes, log)
     assert result.signature.exc_type == "FutureWarning"  # the weak root
     assert result.matches and "train_batch_size" in result.matches[0].title, result.matches
     assert result.matches[0].features["coverage"] > 0.4  # 0.17 with the warning among the three lines
@@ -366,7 +363,6 @@ def test_an_entry_from_a_job_log_is_matched_by_its_error_region_not_the_jobs_sta
     # fresh5-long's pattern: the team's knowledge base holds an entry whose problem is a whole job
     # log of the same pipeline (the samples' verl run). A new job log prints the same start-up lines
     # and ends in another failure; those lines had made the old entry the match.
-    from ingest.services import document_submit
     from triage.lexical import ENTRY_REGION_MIN_LINES, entry_raw_text
 
     start_up = [line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines()[:-1] if "FutureWarning" not in line]
@@ -387,9 +383,8 @@ def test_an_entry_from_a_job_log_is_matched_by_its_error_region_not_the_jobs_sta
         "# Build for the GPU's compute capability (TORCH_CUDA_ARCH_LIST) or install a wheel that has it\n"
         + job_log
         + "\n\n# Make data.train_batch_size at least actor.ppo_mini_batch_size\n"
-        "AssertionError: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size\n"
+        "AssertionError: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size\n\n"
     )
-    document_process(document_submit("notes.txt", [notes.encode()]).document.pk)
     fsdp = next(line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines() if "FutureWarning" in line)
     paste = "\n".join(
         [
@@ -398,7 +393,7 @@ def test_an_entry_from_a_job_log_is_matched_by_its_error_region_not_the_jobs_sta
             "Training Script: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size",
         ]
     )
-    result = triage_log(paste)
+    result = triage_against_notes(notes, paste)
     assert "train_batch_size" in result.matches[0].title, result.matches
     kernel = [m for m in result.matches if "kernel image" in m.title]
     assert not kernel or kernel[0].features["raw_cover"] < 0.2, kernel
