@@ -33,7 +33,7 @@ MAX_REGION_LINES = 120
 # measured by grouped CV; README).
 ENTRY_REGION_MIN_LINES = 40
 # How entries' problem texts are read into the ranking copy: a saved copy read another way is built again.
-ENTRY_READING = "error-region-40"
+ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES}"
 
 
 def raw_tokens(text: str) -> list[str]:
