@@ -50,6 +50,11 @@ class RootChoice:
     secondary: tuple[ErrorBlock, ...]
     notes: tuple[str, ...]
 
+    @property
+    def blocks(self) -> tuple[ErrorBlock, ...]:
+        """The root first, then the secondary errors; none when nothing was recognised."""
+        return (self.root, *self.secondary) if self.root else ()
+
 
 def informative(block: ErrorBlock) -> bool:
     """Whether the error's message has words to tell it by (a bare `AssertionError` has none)."""

@@ -146,15 +146,20 @@ def telling_lines(
     `quiet_if_nothing_else` (for a paste with no error in it), a paste made only of informational
     lines (a client retrying "Server is not up yet") is told by those. With `with_warnings`, a
     logger's warning lines count as telling too."""
+    # Read from the end: only the last `limit` of either kind are kept, so a long log stops early.
     out: list[str] = []
     quiet: list[str] = []
-    for raw in log_lines(text):
+    for raw in reversed(log_lines(text)):
         line = clean_line(raw).text.strip()
         if not line or CONFIG_DUMP_RE.match(line):
             continue
-        telling = not QUIET_LINE_RE.match(line) or (with_warnings and WARNING_LOG_LINE_RE.match(line))
-        (out if telling else quiet).append(line)
-    return (out or (quiet if quiet_if_nothing_else else []))[-limit:]
+        if not QUIET_LINE_RE.match(line) or (with_warnings and WARNING_LOG_LINE_RE.match(line)):
+            out.append(line)
+            if len(out) == limit:
+                break
+        elif len(quiet) < limit:
+            quiet.append(line)
+    return (out or (quiet if quiet_if_nothing_else else []))[::-1]
 
 
 LAZY_IMPORT_WRAPPER_RE = re.compile(r"because of the following error \(look up to see its traceback\):")
@@ -203,7 +208,7 @@ def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) ->
         for b in choice.secondary
         if b.message and (keep_symptoms or not b.symptom)
     )[:4]
-    all_frames = tuple(f for b in (root, *choice.secondary) for f in b.frames)
+    all_frames = tuple(f for b in choice.blocks for f in b.frames)
     return Signature(
         exc_type=exc_type,
         message=masked,

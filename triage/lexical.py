@@ -18,8 +18,9 @@ from scipy.sparse import csr_matrix
 
 from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE
-from kb.logscan import ErrorBlock
-from kb.signature import signature_from_text, telling_lines
+from kb.logscan import ErrorBlock, scan_log
+from kb.rootcause import select_root
+from kb.signature import telling_lines
 
 RAW_TOKEN_RE = re.compile(r"[a-z_][a-z0-9_]+|\d+")
 MAX_DOC_LINES = 200
@@ -72,10 +73,9 @@ def entry_raw_text(excerpt: str) -> str:
     lines, which the next job log of the same pipeline prints too, are no evidence for it."""
     if excerpt.count("\n") < ENTRY_REGION_MIN_LINES:
         return excerpt
-    _, choice = signature_from_text(excerpt)
-    blocks = (choice.root, *choice.secondary) if choice.root else ()
+    choice = select_root(scan_log(excerpt))
     fallback = telling_lines(excerpt, quiet_if_nothing_else=choice.root is None)
-    return error_region(excerpt, blocks, fallback) or excerpt
+    return error_region(excerpt, choice.blocks, fallback) or excerpt
 
 
 def without_block(text: str, block: ErrorBlock | None) -> str:

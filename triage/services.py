@@ -101,7 +101,7 @@ def triage_log(
     sig, choice = signature_from_text(text, symptom_context=False)
     # With no error in it, the paste's own words (a hang described in words) are the query.
     telling = telling_lines(text, quiet_if_nothing_else=choice.root is None)
-    blocks = (choice.root, *choice.secondary) if choice.root else ()
+    blocks = choice.blocks
     region = error_region(text, blocks, telling)
     # No error that says what failed: the paste's last telling lines count as well.
     weak_root = not telling_errors(blocks)
