@@ -48,11 +48,25 @@ def prose_lines(text: str) -> list[str]:
     return out
 
 
+# A question about what went wrong or how to repair it ("What is wrong here and how do I fix it?",
+# "怎么修？", "这是什么问题？"), as opposed to "how do I watch the training now?".
+REPAIR_QUESTION_RE = re.compile(
+    r"(?:\b(?:fix|wrong|solve|resolve|mean|means|why|cause[sd]?)\b|修|解决|什么问题|怎么回事|为什么|原因).*[?？]\s*$",
+    re.I,
+)
+
+
 def reports_problem(text: str) -> bool:
     """A chat turn that hands over a failure: an error in it, a silent failure described in
-    words, or the user's own words saying something failed ("Got this error, how to fix?").
-    A pasted log of warnings, or code, with no such words is not a report."""
-    return has_error(text) or describes_failure(text) or any(REPORT_WORDS_RE.search(line) for line in prose_lines(text))
+    words, the user's own words saying something failed ("Got this error, how to fix?"), or a
+    warning pasted with a question about it. A pasted log of warnings, or code, with no such
+    words and no question is not a report."""
+    if has_error(text) or describes_failure(text):
+        return True
+    prose = prose_lines(text)
+    if any(REPORT_WORDS_RE.search(line) for line in prose):
+        return True
+    return any(REPAIR_QUESTION_RE.search(line) for line in prose) and bool(scan_log(text))
 
 
 def has_error(text: str, offset: int = 0) -> bool:

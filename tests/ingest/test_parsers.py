@@ -52,6 +52,40 @@ def test_a_transcript_turn_that_names_its_error_in_bold_prose_is_an_entry():
     assert "own copy" in cands[0].remedy_markdown
 
 
+WINDOWS_SDPA_TURN = (
+    # A diffusers user's paste (a public issue): tqdm drew its bar and the warning on one line.
+    "Loading pipeline components...: 100%|██████████| 7/7 [00:02<00:00,  2.48it/s]\n"
+    "  0%|          | 0/50 [00:00<?, ?it/s]D:\\ProgramData\\envs\\pytorch\\Lib\\site-packages\\diffusers\\models"
+    "\\attention_processor.py:1279: UserWarning: 1Torch was not compiled with flash attention. (Triggered "
+    "internally at C:\\cb\\pytorch_1000000000000\\work\\aten\\src\\ATen\\native\\transformers\\cuda\\sdp_utils.cpp:455.)\n"
+    "  hidden_states = F.scaled_dot_product_attention(\n"
+    "100%|██████████| 50/50 [00:05<00:00,  8.44it/s]\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "entries"),
+    [
+        ("What is wrong here and how do I fix it?", 1),
+        ("这是什么问题？怎么解决？", 1),
+        ("怎么修？", 1),
+        # A question that is not about the warning: the run is fine, the user asks what to do next.
+        ("It seems to be running now; how do I watch the training?", 0),
+        ("", 0),
+    ],
+)
+def test_a_warning_pasted_with_a_question_about_it_is_an_entry(question, entries):
+    text = (
+        f"_**User**_\n\n{WINDOWS_SDPA_TURN}{question}\n\n---\n\n"
+        "_**Assistant**_\n\nWindows builds of PyTorch ship SDPA without the flash kernel; the warning is harmless.\n\n---\n"
+    )
+    fmt, cands = parse_document(text)
+    assert fmt == "specstory"
+    assert len(cands) == entries
+    if entries:
+        assert cands[0].title.startswith("UserWarning: 1Torch was not compiled with flash attention")
+
+
 def test_notes_headings_are_remedies_and_a_heading_without_log_is_still_an_entry():
     text = decode_document(shared_sample(NOTES_SAMPLE).read_bytes())
     fmt, cands = parse_document(text)
