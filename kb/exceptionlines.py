@@ -166,7 +166,7 @@ def add_exception(
             message=message,
             frames=tuple(frames),
             line_start=scan.lineno(start),
-            line_end=scan.lineno(end - 1),
+            line_end=scan.end_lineno(end - 1),
             wrappers=tuple(wrappers),
             chain_prev=chain_prev,
             chain_relation=relation if chain_prev is not None else "",

@@ -135,7 +135,7 @@ def _finish_cut(
                 message=message,
                 frames=tuple(frames),
                 line_start=scan.lineno(start),
-                line_end=scan.lineno(end),
+                line_end=scan.end_lineno(end),
                 wrappers=tuple(wrappers),
                 prefix=scan.logical[start][2],
             )
@@ -149,7 +149,7 @@ def _finish_cut(
                 logged,
                 kind="traceback",
                 frames=tuple(frames),
-                line_end=scan.lineno(end),
+                line_end=scan.end_lineno(end),
                 wrappers=tuple(wrappers),
                 pattern="",
                 symptom=False,
@@ -163,7 +163,7 @@ def _finish_cut(
                 message="",
                 frames=tuple(frames),
                 line_start=scan.lineno(start),
-                line_end=scan.lineno(end),
+                line_end=scan.end_lineno(end),
                 wrappers=tuple(wrappers),
                 prefix=scan.logical[start][2],
             )
@@ -295,7 +295,7 @@ def ipython_traceback(scan: ScanState, i: int, exc_type: str, limit: int = 80) -
             message=raised[1],
             frames=(),
             line_start=scan.lineno(i),
-            line_end=scan.lineno(raised[0]),
+            line_end=scan.end_lineno(raised[0]),
             prefix=scan.logical[i][2],
         )
     )

@@ -731,3 +731,29 @@ def test_a_heading_over_the_pasted_log_is_no_error():
         assert select_root(scan_log(label + "\n")).root is None, label
     # A line that says what failed after such a word is still an error line.
     assert select_root(scan_log("Error: the run has no GPU left\n")).root is not None
+
+
+def test_frame_lines_wrapped_at_a_fixed_width_are_read_whole():
+    # A DeepSpeed user's paste (a public issue): the copy wrapped every line at 88 columns, inside
+    # the frames' paths; the traceback stops before its exception line.
+    text = (
+        '[rank0]:   File "/home/agittis/miniconda3/envs/rp2/lib/python3.11/site-packages/pytorch_lightni\n'
+        'ng/strategies/deepspeed.py", line 423, in _setup_model_and_optimizer\n'
+        "[rank0]:     deepspeed_engine, deepspeed_optimizer, _, _ = deepspeed.initialize(\n"
+        '[rank0]:   File "/home/agittis/miniconda3/envs/rp2/lib/python3.11/site-packages/deepspeed/runti\n'
+        'me/engine.py", line 1201, in _configure_distributed_model\n'
+        "[rank0]:     self._broadcast_model()\n"
+        '[rank0]:   File "/home/agittis/miniconda3/envs/rp2/lib/python3.11/site-packages/deepspeed/runti\n'
+        'me/engine.py", line 1120, in _broadcast_model\n'
+        "\n"
+        "What is wrong here and how do I fix it?\n"
+    )
+    (block,) = scan_log(text)
+    assert [f.function for f in block.frames] == [
+        "_setup_model_and_optimizer",
+        "_configure_distributed_model",
+        "_broadcast_model",
+    ]
+    assert block.frames[-1].path.endswith("deepspeed/runtime/engine.py")
+    # The block's lines are the physical lines of the paste, the last frame's second half included.
+    assert (block.line_start, block.line_end) == (1, 8)
