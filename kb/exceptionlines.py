@@ -82,6 +82,8 @@ def is_symptom(text: str) -> bool:
 def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
     """Index after the message lines that continue an exception line at `i`."""
     n = len(scan.logical)
+    if "`" in scan.logical[i][2].split() and scan.raw[scan.logical[i][0]].rstrip().endswith("`"):
+        return i + 1  # an error quoted inline ("`IndexError: index out of range in self`") ends with its quote
     tag = process_tag(scan.logical[i][2])
     j = i + 1
     while j < n and j <= i + limit:

@@ -757,3 +757,13 @@ def test_frame_lines_wrapped_at_a_fixed_width_are_read_whole():
     assert block.frames[-1].path.endswith("deepspeed/runtime/engine.py")
     # The block's lines are the physical lines of the paste, the last frame's second half included.
     assert (block.line_start, block.line_end) == (1, 8)
+
+
+def test_an_error_quoted_inline_ends_with_its_quote():
+    # A transformers user's comment (a public issue): the error quoted in backticks, then their own words.
+    text = (
+        "This is aso helpful for \n"
+        "`IndexError: index out of range in self`\n"
+        "But it is strange that training in gpu seems dont have this problem.\n"
+    )
+    assert root_of(text) == ("IndexError", "", "index out of range in self")
