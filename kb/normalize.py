@@ -262,6 +262,11 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 # the address differs from user to user.
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
+# Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
+SLOT_RULES = 2
+# A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
+# tells two failures apart. Known by its parameter count between separators.
+MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")
 # A shared library is named by its stem: libcudart.so.11.0 and libcudart.so.12 are one slot.
 SLOT_LIBRARY_RE = re.compile(
     r"(?<![\w.-])(lib[A-Za-z][\w+-]*)\.(?:so|dylib)\b|(?<![\w.-])([A-Za-z][\w+-]*)\.dll\b", re.I
@@ -275,10 +280,15 @@ def _slot(value: str) -> str:
 
 def message_slots(raw_message: str) -> tuple[str, ...]:
     """The distinguishing values of an error message, normalised (digits as #, paths as their
-    file name): quoted names, called functions, flags and linked libraries, shared libraries,
-    error codes, ports."""
+    file name): quoted names (not a model's name), called functions, flags and linked libraries,
+    shared libraries, error codes, ports."""
     text = raw_message[:1000]
-    found = [_slot(v) for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE) for v in rx.findall(text)]
+    found = [
+        _slot(v)
+        for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE)
+        for v in rx.findall(text)
+        if not (rx is SLOT_QUOTED_RE and MODEL_NAME_RE.search(v))
+    ]
     found += [_slot(a or b) for a, b in SLOT_LIBRARY_RE.findall(text)]
     found += [f"code:{c}" for c in SLOT_CODE_RE.findall(text)]
     found += [f"port:{p}" for p in SLOT_PORT_RE.findall(text)]

@@ -19,6 +19,7 @@ from scipy.sparse import csr_matrix
 from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE
 from kb.logscan import ErrorBlock, scan_log
+from kb.normalize import SLOT_RULES
 from kb.rootcause import select_root
 from kb.signature import telling_lines
 
@@ -33,8 +34,9 @@ MAX_REGION_LINES = 120
 # An entry's problem text this long is a job log, matched by its error region (20, 40 and 80 were
 # measured by grouped CV; README).
 ENTRY_REGION_MIN_LINES = 40
-# How entries' problem texts are read into the ranking copy: a saved copy read another way is built again.
-ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES}"
+# How entries are read into the ranking copy (their problem texts, their messages' slots): a saved
+# copy read another way is built again.
+ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES}"
 
 
 def raw_tokens(text: str) -> list[str]:

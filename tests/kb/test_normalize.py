@@ -118,3 +118,14 @@ def test_matched_tokens_are_shown_as_the_words_of_the_message():
 
     # `cuda` is only part of a longer name here, and `socket` is a word of its own as well
     assert surface_words(message, tokens) == ["undefined", "symbol", "libcusparse", "cuda", "socket", "timeouts"]
+
+
+def test_a_models_name_is_no_slot():
+    # Two vLLM users (public issues) asked the server for a model it does not serve: each names their own.
+    first = message_slots('{"object":"error","message":"The model `Qwen1.5-14B-Chat-GPTQ-Int8` does not exist."}')
+    second = message_slots("Error code: 404 - {'message': 'The model `/data/Qwen1.5-72B-Chat` does not exist.'}")
+    assert not [s for s in first + second if "qwen" in s]
+    assert message_slots("OSError: Can't load tokenizer for 'meta-llama/Llama-2-7b-hf'") == ()
+    # A name with digits that is no model's stays: a module, a layer's key.
+    assert message_slots("No module named 'flash_attn_2_cuda'") == ("flash_attn_#_cuda",)
+    assert message_slots("KeyError: 'model.layers.0.mlp.gate_proj.weight'") == ("model.layers.#.mlp.gate_proj.weight",)
