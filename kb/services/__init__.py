@@ -15,6 +15,7 @@ from kb.services.entries import (
     entries_create_separate,
     entries_ingest,
     entries_prepare,
+    entries_reread,
     entry_problem_replace,
     groups_with,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "entries_embed",
     "entries_ingest",
     "entries_prepare",
+    "entries_reread",
     "entry_create_from_paste",
     "entry_merge",
     "entry_problem_replace",

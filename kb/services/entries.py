@@ -173,23 +173,60 @@ def entries_create_separate(items: list[NewEntry]) -> list[Entry]:
     return entries
 
 
+# What an entry's stored reading is made of: all computed from its problem text by the scanner.
+DERIVED_FIELDS = (
+    "exc_type",
+    "message",
+    "raw_message",
+    "frames",
+    "context",
+    "kind",
+    "pattern",
+    "framework",
+    "fingerprint",
+    "signature_text",
+)
+
+
+@dataclass(frozen=True)
+class Reread:
+    checked: int
+    changed: tuple[int, ...]  # pks of the entries whose reading changed
+    embedded: int
+
+
+def entries_reread(batch: int = 500) -> Reread:
+    """Read every entry's problem text again with the current scanner (after an upgrade that reads
+    logs better) and store what changed: type, message, frames, fingerprint, the embedded text. The
+    problem text, title, remedy and history stay as they are; a changed entry is embedded again."""
+    changed: list[int] = []
+    checked = 0
+    pks = list(Entry.all_objects.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(pks), batch):
+        with transaction.atomic():
+            for entry in Entry.all_objects.filter(pk__in=pks[start : start + batch]).select_for_update():
+                if len(entry.problem_excerpt) >= EXCERPT_LIMIT:
+                    continue  # stored cut short: its reading came from the whole text, which is gone
+                checked += 1
+                p = entries_prepare([NewEntry(entry.title, entry.problem_excerpt, "", "", None, 1, 1, 1, 1)])[0]
+                fresh = _entry_new(p)
+                fields = [f for f in DERIVED_FIELDS if getattr(entry, f) != getattr(fresh, f)]
+                if fields:
+                    for f in fields:
+                        setattr(entry, f, getattr(fresh, f))
+                    entry.save(update_fields=[*fields, "updated_at"])
+                    changed.append(entry.pk)
+            if changed:
+                KbState.bump()
+    embedded = entries_embed(changed) if changed else 0
+    return Reread(checked=checked, changed=tuple(changed), embedded=embedded)
+
+
 def entry_problem_replace(entry: Entry, log: str) -> None:
     """A new problem text for an entry (the pack changed its report): new signature and vector."""
     p = entries_prepare([NewEntry(entry.title, log, entry.remedy_markdown, "", None, 1, 1, 1, 1)])[0]
     fresh = _entry_new(p)
-    for field in (
-        "problem_excerpt",
-        "exc_type",
-        "message",
-        "raw_message",
-        "frames",
-        "context",
-        "kind",
-        "pattern",
-        "framework",
-        "fingerprint",
-        "signature_text",
-    ):
+    for field in ("problem_excerpt", *DERIVED_FIELDS):
         setattr(entry, field, getattr(fresh, field))
     entry.save()
     entries_embed([entry.pk])
