@@ -208,15 +208,14 @@ def entries_reread(batch: int = 500) -> Reread:
                 if len(entry.problem_excerpt) >= EXCERPT_LIMIT:
                     continue  # stored cut short: its reading came from the whole text, which is gone
                 checked += 1
-                p = entries_prepare([NewEntry(entry.title, entry.problem_excerpt, "", "", None, 1, 1, 1, 1)])[0]
-                fresh = _entry_new(p)
+                fresh = _reading_of(entry, entry.problem_excerpt)
                 fields = [f for f in DERIVED_FIELDS if getattr(entry, f) != getattr(fresh, f)]
                 if fields:
                     for f in fields:
                         setattr(entry, f, getattr(fresh, f))
                     entry.save(update_fields=[*fields, "updated_at"])
                     changed.append(entry.pk)
-            if changed:
+            if changed and changed[-1] in pks[start : start + batch]:
                 KbState.bump()
     embedded = entries_embed(changed) if changed else 0
     return Reread(checked=checked, changed=tuple(changed), embedded=embedded)
@@ -224,12 +223,18 @@ def entries_reread(batch: int = 500) -> Reread:
 
 def entry_problem_replace(entry: Entry, log: str) -> None:
     """A new problem text for an entry (the pack changed its report): new signature and vector."""
-    p = entries_prepare([NewEntry(entry.title, log, entry.remedy_markdown, "", None, 1, 1, 1, 1)])[0]
-    fresh = _entry_new(p)
+    fresh = _reading_of(entry, log)
     for field in ("problem_excerpt", *DERIVED_FIELDS):
         setattr(entry, field, getattr(fresh, field))
     entry.save()
     entries_embed([entry.pk])
+
+
+def _reading_of(entry: Entry, problem_text: str) -> Entry:
+    """An unsaved entry holding what this version reads from `problem_text` (for `entry`)."""
+    return _entry_new(
+        entries_prepare([NewEntry(entry.title, problem_text, entry.remedy_markdown, "", None, 1, 1, 1, 1)])[0]
+    )
 
 
 def _entry_new(p: Prepared) -> Entry:
