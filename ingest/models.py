@@ -73,6 +73,9 @@ class Document(models.Model):
         default=0, help_text="Bytes the detected encoding could not decode; the original is kept beside the text."
     )
     bytes_scanned = models.PositiveBigIntegerField(default=0)
+    reading = models.CharField(
+        max_length=40, blank=True, help_text="Which version of the parsers read it (ingest.reading.parser_reading)."
+    )
     claimed_by = models.CharField(max_length=200, blank=True, help_text="Worker processing it.")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     uploaded_by = models.ForeignKey(

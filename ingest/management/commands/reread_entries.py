@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from ingest.services import documents_reparse
+from kb.services import entries_reread
+
+
+class Command(BaseCommand):
+    help = (
+        "After upgrading Fixbase: parse again the documents an older version read, storing the problems it "
+        "could not see, then read every entry's problem text again and store what changed (type, message, "
+        "frames, fingerprint, embedded text). Titles, remedies and history are kept; running it again finds "
+        "nothing to do."
+    )
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        docs = documents_reparse()
+        self.stdout.write(
+            f"{docs.documents} documents parsed again: {docs.created} new entries, {docs.grouped} repeats of an entry"
+        )
+        done = entries_reread()
+        self.stdout.write(
+            f"{done.checked} entries read again: {len(done.changed)} changed, {done.embedded} embedded again"
+        )
