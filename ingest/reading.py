@@ -2,7 +2,7 @@
 
 A document parsed by an older version may hold problems that version could not see (a traceback
 wrapped at a fixed width, a warning asked about); `documents_reparse` reads again the documents
-whose stamp is not this version's.
+whose stamp is not this version's (`ingest.reparse`).
 """
 
 from __future__ import annotations

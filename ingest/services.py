@@ -294,7 +294,7 @@ def document_process(document_id: int, on_progress: ProgressCallback | None = No
         doc.refresh_from_db()
         return doc
     Document.objects.filter(pk=doc.pk).update(entries_parsed=len(candidates), bytes_scanned=doc.size)
-    items = _new_entries(doc, candidates)
+    items = candidate_entries(doc, candidates)
     with transaction.atomic():
         locked = Document.objects.select_for_update().get(pk=doc.pk)
         if locked.status == Document.Status.DONE:
@@ -319,7 +319,8 @@ def document_process(document_id: int, on_progress: ProgressCallback | None = No
     return doc
 
 
-def _new_entries(doc: Document, candidates: list[Candidate]) -> list[NewEntry]:
+def candidate_entries(doc: Document, candidates: list[Candidate]) -> list[NewEntry]:
+    """The document's parsed problems as entries to store, each with its place in the document."""
     return [
         NewEntry(
             title=c.title,
@@ -334,45 +335,6 @@ def _new_entries(doc: Document, candidates: list[Candidate]) -> list[NewEntry]:
         )
         for c in candidates
     ]
-
-
-@dataclass(frozen=True)
-class Reparsed:
-    documents: int  # read again
-    created: int  # new entries from problems the older reading did not see
-    grouped: int  # such problems that repeat an entry
-
-
-def documents_reparse() -> Reparsed:
-    """Parse again every ingested document that an older version of the parsers read, and store
-    the problems it now finds that are not stored yet (a problem already stored at the same place
-    in the document is left as it is). A document whose stored text is gone, or that no longer
-    parses, keeps what it has."""
-    current = parser_reading()
-    documents = created = grouped = 0
-    for pk in (
-        Document.objects.filter(status=Document.Status.DONE).exclude(reading=current).values_list("pk", flat=True)
-    ):
-        doc = Document.objects.get(pk=pk)
-        try:
-            _, candidates = document_parse(doc)
-        except (OSError, ParseError) as exc:
-            logger.warning("%s not read again: %s", doc.filename, exc)
-            continue
-        with transaction.atomic():
-            locked = Document.objects.select_for_update().get(pk=pk)
-            outcome = entries_ingest(_new_entries(locked, candidates))
-            Document.objects.filter(pk=pk).update(
-                entries_parsed=len(candidates),
-                entries_created=locked.entries_created + len(outcome.created),
-                entries_grouped=locked.entries_grouped + outcome.folded,
-                entries_embedded=locked.entries_embedded + outcome.embedded,
-                reading=current,
-            )
-        documents, created, grouped = documents + 1, created + len(outcome.created), grouped + outcome.folded
-        if outcome.created or outcome.folded:
-            logger.info("%s read again: %d new entries, %d repeats", doc.filename, len(outcome.created), outcome.folded)
-    return Reparsed(documents=documents, created=created, grouped=grouped)
 
 
 def document_mark_failed(document_id: int, error: str) -> None:

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from ingest.services import documents_reparse
+from ingest.reparse import documents_reparse
 from kb.services import entries_reread
 
 
