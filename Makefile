@@ -22,7 +22,7 @@ install: $(STAMP)
 run: install
 	$(BIN)/python manage.py migrate -v0
 	$(BIN)/python manage.py load_pack
-	$(BIN)/python manage.py reread_entries
+	$(BIN)/python manage.py reread_entries --if-changed
 	-$(BIN)/python manage.py ingest $(SAMPLES)
 	$(BIN)/python manage.py ensure_admin
 	$(BIN)/python manage.py runserver 127.0.0.1:8000

@@ -99,6 +99,9 @@ class KbState(models.Model):
     """A single row whose version goes up on every write, so caches know when to reload."""
 
     version = models.PositiveBigIntegerField(default=0)
+    # The stamp of the scanner that last read every entry (`entries_reread`): the same stamp again
+    # means there is nothing to read again.
+    reading = models.CharField(max_length=40, blank=True)
 
     @classmethod
     def bump(cls) -> None:

@@ -195,14 +195,20 @@ class Reread:
     embedded: int
 
 
-def entries_reread(batch: int = 500) -> Reread:
+def entries_reread(stamp: str = "", only_if_changed: bool = False, batch: int = 500) -> Reread | None:
     """Read every entry's problem text again with the current scanner (after an upgrade that reads
     logs better) and store what changed: type, message, frames, fingerprint, the embedded text. The
-    problem text, title, remedy and history stay as they are; a changed entry is embedded again."""
+    problem text, title, remedy and history stay as they are; a changed entry is embedded again.
+
+    `stamp` names the scanner's version; with `only_if_changed`, nothing is read (None) when every
+    entry was last read under the same stamp, as on every start of an unchanged install."""
+    if only_if_changed and stamp and KbState.objects.filter(pk=1, reading=stamp).exists():
+        return None
     changed: list[int] = []
     checked = 0
     pks = list(Entry.all_objects.order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(pks), batch):
+        changed_before = len(changed)
         with transaction.atomic():
             for entry in Entry.all_objects.filter(pk__in=pks[start : start + batch]).select_for_update():
                 if len(entry.problem_excerpt) >= EXCERPT_LIMIT:
@@ -215,9 +221,11 @@ def entries_reread(batch: int = 500) -> Reread:
                         setattr(entry, f, getattr(fresh, f))
                     entry.save(update_fields=[*fields, "updated_at"])
                     changed.append(entry.pk)
-            if changed and changed[-1] in pks[start : start + batch]:
+            if len(changed) > changed_before:
                 KbState.bump()
     embedded = entries_embed(changed) if changed else 0
+    if stamp and not KbState.objects.filter(pk=1).update(reading=stamp):
+        KbState.objects.get_or_create(pk=1, defaults={"reading": stamp})
     return Reread(checked=checked, changed=tuple(changed), embedded=embedded)
 
 

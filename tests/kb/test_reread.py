@@ -6,7 +6,7 @@ import io
 
 from django.core.management import call_command
 
-from kb.models import Embedding, Entry
+from kb.models import Embedding, Entry, KbState
 from kb.services.vectors import _sha1
 from tests.factories import entry_make
 
@@ -47,3 +47,22 @@ def test_reread_stores_this_versions_reading_and_keeps_what_people_wrote(db):
     out = io.StringIO()
     call_command("reread_entries", stdout=out)
     assert out.getvalue().splitlines()[-1] == "2 entries read again: 0 changed, 0 embedded again"
+
+
+def test_on_every_start_the_entries_are_read_again_only_when_the_scanner_changed(db):
+    entry = entry_make(WRAPPED, "Make the parameters contiguous before deepspeed.initialize.")
+    call_command("reread_entries", "--if-changed", stdout=io.StringIO())  # the first start of this version
+
+    # An entry left with an older reading is not looked at while the version is the same...
+    Entry.all_objects.filter(pk=entry.pk).update(fingerprint="old")
+    out = io.StringIO()
+    call_command("reread_entries", "--if-changed", stdout=out)
+    assert out.getvalue().splitlines()[-1] == "entries already read by this version"
+    assert Entry.all_objects.get(pk=entry.pk).fingerprint == "old"
+
+    # ...and is read again by the first start of another version.
+    KbState.objects.filter(pk=1).update(reading="an older version")
+    out = io.StringIO()
+    call_command("reread_entries", "--if-changed", stdout=out)
+    assert out.getvalue().splitlines()[-1] == "1 entries read again: 1 changed, 0 embedded again"
+    assert Entry.all_objects.get(pk=entry.pk).fingerprint != "old"
