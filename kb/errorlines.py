@@ -29,6 +29,7 @@ from kb.logpatterns import (
     METRIC_KV_RE,
     METRIC_RE,
     PROSE_EXC_CLOSE,
+    PROSE_EXC_OPEN_RE,
     PROSE_EXC_START_RE,
     QUIET_LINE_RE,
     WARNING_RE,
@@ -153,7 +154,8 @@ def exception_in_prose(t: str) -> re.Match[str] | None:
             return None
         rest = t[m.end() :]
         if m.group("open"):
-            close = rest.find(PROSE_EXC_CLOSE[m.group("open")])
+            innermost = PROSE_EXC_OPEN_RE.findall(m.group("open"))[-1]
+            close = rest.find(PROSE_EXC_CLOSE[innermost])
             rest = rest[:close] if close > 0 else rest
         exc = match_exception(rest)
         if exc and exc.group("msg") and re.search(r"(?:Error|Exception)$", exc.group("type")):

@@ -89,12 +89,13 @@ WRAPPED_WARNING_RE = re.compile(r"^(?P<type>[A-Z]\w{0,40}Warning): (?P<msg>\S.*)
 # Where a sentence may name an exception: after a space, a comma or a colon (also CJK ones), or
 # right after a CJK character, since Chinese and Japanese put no space before a Latin word
 # ("报错ValueError: …", "启动时显示错误ImportError: …").
-# The error may be quoted or marked up as code or bold (`…`, "…", **…**), and then ends where the
-# quote closes.
-_PROSE_EXC = r"(?P<open>\*\*|`|\"|“|「)?(?=(?:[a-z_]\w{0,40}\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)\b)"
+# The error may be quoted or marked up as code or bold (`…`, "…", **…**), or both ("**…**"), and
+# then ends where the innermost quote closes.
+_PROSE_EXC = r"(?P<open>(?:\*\*|`|\"|“|「){1,2})?(?=(?:[a-z_]\w{0,40}\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)\b)"
 PROSE_EXC_START_RE = re.compile(
     r"(?:(?<=\S)[\s,;:，：；。]{1,8}|(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]))" + _PROSE_EXC
 )
+PROSE_EXC_OPEN_RE = re.compile(r"\*\*|`|\"|“|「")
 PROSE_EXC_CLOSE = {"**": "**", "`": "`", '"': '"', "“": "”", "「": "」"}
 # Words by which a program says it handled an exception it names: a retry, a skipped item, a fallback.
 HANDLED_RE = re.compile(

@@ -767,3 +767,15 @@ def test_an_error_quoted_inline_ends_with_its_quote():
         "But it is strange that training in gpu seems dont have this problem.\n"
     )
     assert root_of(text) == ("IndexError", "", "index out of range in self")
+
+
+def test_an_error_quoted_and_in_bold_in_a_sentence():
+    # A user's report (a public issue): the error in bold inside double quotes, in a sentence.
+    text = (
+        'We got an error while importing xls2xlsx module "**ImportError: urllib3 v2.0 only supports OpenSSL '
+        "1.1.1+, currently the 'ssl' module is compiled with 'OpenSSL 1.0.2k-fips  26 Jan 2017'**\" , we tried "
+        "a couple of solutions. None of them worked.....,\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "ImportError" and message.startswith("urllib3 v2.0 only supports OpenSSL")
+    assert message.endswith("26 Jan 2017'")
