@@ -106,33 +106,6 @@ def test_slot_agreement_tells_another_name_in_the_same_wording():
     assert slot_agreement((), ("grpoconfig",)) == {"slot_conflict": 0.0}
 
 
-def test_word_conflict_tells_one_wording_with_another_word_inside():
-    from kb.normalize import tokenize
-    from triage.ranking import word_substitution
-
-    def conflict(a: str, b: str) -> float:
-        return word_substitution(tokenize(a), tokenize(b))
-
-    # Real messages (public issues): a PEFT config's set against a Trainer state's grad-norm tensor.
-    assert (
-        conflict("Object of type set is not JSON serializable", "Object of type Tensor is not JSON serializable") == 1.0
-    )
-    # The same wording, or more of it, or a word swapped at an end (a cut paste, another device), is not.
-    assert (
-        conflict("Object of type Tensor is not JSON serializable", "Object of type Tensor is not JSON serializable")
-        == 0.0
-    )
-    assert (
-        conflict(
-            "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
-            "Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!",
-        )
-        == 0.0
-    )
-    # Two different wordings are not one wording with a word swapped.
-    assert conflict("peer mapping resources exhausted", "Invalid config blocking attribute value") == 0.0
-
-
 def test_excluded_entries_are_never_candidates(samples_kb):
     log = "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device"
     first = triage_log(log).matches[0].entry_id
