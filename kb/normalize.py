@@ -230,15 +230,11 @@ def frame_key(frame: Frame) -> str:
 
 # Messages of the form "<family> error: <what went wrong>", where the family is shared by many
 # different failures: the part after the family decides which failure it is.
-# NCCL's own warning lines are one family too, after the source file that printed them
-# (`allocator.cc:79 NCCL WARN Cuda failure 711 'peer mapping resources exhausted'`).
 ERROR_FAMILY_RE = re.compile(
-    r"^\s*(?:[\w/.-]+\.(?:cc|cpp|cu|h):\d*\s+)?"
-    r"(?P<family>CUDA error|cuda runtime error(?: \(\d+\))?|CUBLAS_STATUS_\w+|cuDNN error|"
-    r"NCCL error(?: in: \S+)?|nccl\w*Error|NCCL WARN)\s*[:,]?\s*(?P<specific>.*)$",
+    r"^\s*(?P<family>CUDA error|cuda runtime error(?: \(\d+\))?|CUBLAS_STATUS_\w+|cuDNN error|"
+    r"NCCL error(?: in: \S+)?|nccl\w*Error)\s*[:,]?\s*(?P<specific>.*)$",
     re.I | re.S,
 )
-FAMILY_RULES = 2  # the ranking copy saves each entry's family: a copy read by other rules is built again
 FAMILY_NOISE = frozenset({"please", "report", "issue", "developer", "nccl", "version", "cuda", "error", "last", "num"})
 
 

@@ -19,7 +19,7 @@ from scipy.sparse import csr_matrix
 from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE
 from kb.logscan import ErrorBlock, scan_log
-from kb.normalize import FAMILY_RULES, SLOT_RULES
+from kb.normalize import SLOT_RULES
 from kb.rootcause import select_root
 from kb.signature import telling_lines
 
@@ -36,7 +36,7 @@ MAX_REGION_LINES = 120
 ENTRY_REGION_MIN_LINES = 40
 # How entries are read into the ranking copy (their problem texts, their messages' slots): a saved
 # copy read another way is built again.
-ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};families-{FAMILY_RULES}"
+ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES}"
 
 
 def raw_tokens(text: str) -> list[str]:

@@ -67,20 +67,6 @@ def test_error_families_keep_what_went_wrong():
     assert error_family("max_tokens must be at least 1") is None
 
 
-def test_nccl_warning_lines_are_a_family_after_their_source_file():
-    from kb.normalize import error_family
-    from triage.ranking import family_conflict
-
-    # Two NCCL warnings from public issues: different failures behind the same `NCCL WARN`.
-    peer = error_family("allocator.cc:79 NCCL WARN Cuda failure 711 'peer mapping resources exhausted'")
-    config = error_family("init.cc: NCCL WARN Invalid config blocking attribute value")
-    assert peer == ("nccl", frozenset({"711", "failure", "peer", "mapp", "resourc", "exhaust"}))
-    assert config is not None and config[0] == "nccl"
-    assert family_conflict(peer, config)
-    again = error_family("transport/p2p.cc:191 NCCL WARN Cuda failure 711 'peer mapping resources exhausted'")
-    assert not family_conflict(peer, again)
-
-
 def test_slots_keep_the_names_masking_would_merge():
     assert message_slots(
         "cannot import name 'GRPOConfig' from 'trl' (/usr/lib/python3.11/site-packages/trl/__init__.py)"
