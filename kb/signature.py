@@ -15,7 +15,7 @@ from kb.exceptionlines import match_exception
 from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE, WARNING_LOG_LINE_RE
 from kb.logscan import Frame, scan_log
-from kb.normalize import WS_RE, frame_key, mask_message, module_of, strip_boilerplate
+from kb.normalize import WS_RE, frame_key, mask_message, module_of
 from kb.rootcause import RootChoice, select_root
 
 PLACEHOLDER_RE = re.compile(r"<(?:NUM|PATH|HEX|IP|VER|PID|URL)>")
@@ -151,9 +151,7 @@ def telling_lines(
     quiet: list[str] = []
     for raw in reversed(log_lines(text)):
         line = clean_line(raw).text.strip()
-        # A hint that libraries print under many failures (`Set the environment variable
-        # HYDRA_FULL_ERROR=1 …`, `For debugging consider passing CUDA_LAUNCH_BLOCKING=1`) tells none.
-        if not line or CONFIG_DUMP_RE.match(line) or not strip_boilerplate(line):
+        if not line or CONFIG_DUMP_RE.match(line):
             continue
         if not QUIET_LINE_RE.match(line) or (with_warnings and WARNING_LOG_LINE_RE.match(line)):
             out.append(line)

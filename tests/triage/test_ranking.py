@@ -218,16 +218,6 @@ def test_a_job_logs_last_lines_are_also_read_on_their_own():
     )
 
 
-def test_a_hint_printed_under_any_failure_is_not_among_a_job_logs_last_lines():
-    from kb.signature import telling_lines
-    from triage.lexical import TAIL_LINES
-
-    # Hydra prints this under every failure of a job it runs: it names none of them.
-    log = JOB_LOG_ENDING_IN_A_REPORT + "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
-    tail = telling_lines(log)[-TAIL_LINES:]
-    assert tail[-1].startswith("The engine plan file is not compatible") and not any("HYDRA" in t for t in tail)
-
-
 def test_a_report_at_the_end_of_a_job_log_finds_its_entry(db):
     from ingest.services import document_submit
 
