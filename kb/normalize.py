@@ -260,13 +260,10 @@ SLOT_FLAG_RE = re.compile(r"(?<![\w/.<>-])(--?[A-Za-z][\w.+-]*)")
 SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:=(#]?\s*(-?\d{1,4})\b", re.I)
 # The port says which service a connection was for (6379 Redis, 29500 torch.distributed), where
 # the address differs from user to user.
-# An HTTP status says what the server refused (401 no credentials, 403 no access, 404 no such
-# file, 429 too many requests): `403 Client Error: Forbidden`, `HTTP Error 404`, `HTTP/1.1 500`.
-SLOT_HTTP_RE = re.compile(r"\b([1-5]\d\d) (?:Client|Server) Error\b|\bHTTP(?: Error|/\d(?:\.\d)?)\s+([1-5]\d\d)\b", re.I)
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 3
+SLOT_RULES = 2
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")
@@ -294,6 +291,5 @@ def message_slots(raw_message: str) -> tuple[str, ...]:
     ]
     found += [_slot(a or b) for a, b in SLOT_LIBRARY_RE.findall(text)]
     found += [f"code:{c}" for c in SLOT_CODE_RE.findall(text)]
-    found += [f"code:{a or b}" for a, b in SLOT_HTTP_RE.findall(text)]
     found += [f"port:{p}" for p in SLOT_PORT_RE.findall(text)]
     return tuple(dict.fromkeys(s for s in found if len(s.strip("#")) >= 2 or s.startswith(("code:", "port:"))))

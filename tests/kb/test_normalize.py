@@ -129,14 +129,3 @@ def test_a_models_name_is_no_slot():
     # A name with digits that is no model's stays: a module, a layer's key.
     assert message_slots("No module named 'flash_attn_2_cuda'") == ("flash_attn_#_cuda",)
     assert message_slots("KeyError: 'model.layers.0.mlp.gate_proj.weight'") == ("model.layers.#.mlp.gate_proj.weight",)
-
-
-def test_an_http_status_is_a_slot():
-    from kb.normalize import message_slots
-
-    # Two Hugging Face Hub users (public issues): a gated model's 403 is not a stale token's 401.
-    assert message_slots("**403 Client Error: Forbidden for url: https://huggingface**") == ("code:403",)
-    assert message_slots("401 Client Error: Unauthorized for url: https://huggingface.co/api/models/x") == (
-        "code:401",
-    )
-    assert message_slots("HTTP Error 403: rate limit exceeded") == ("code:403",)
