@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from difflib import SequenceMatcher
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -271,7 +272,14 @@ def features(query: Query, doc: Doc, corpus: Corpus, dense: float, qv: QueryVect
         # Two pastes with no error in them share the empty signature's fingerprint: not a match.
         "fingerprint": 1.0 if sig.fingerprint == doc.fingerprint and query.msg_tokens else 0.0,
         "msg_cover_entry": message_cover(doc.msg_tokens, qv.msg_ctx_tokens, corpus),
-        **slot_agreement(() if by_tail else query.slots, doc.slots),
+        # One wording with another word swapped inside it ("type set" vs "type Tensor") names
+        # another thing as well as a quoted name does.
+        "slot_conflict": 0.0
+        if by_tail
+        else max(
+            slot_agreement(query.slots, doc.slots)["slot_conflict"],
+            word_substitution(query.msg_tokens, doc.msg_tokens),
+        ),
     }
 
 
@@ -283,6 +291,27 @@ def slot_agreement(q: Sequence[str], e: Sequence[str]) -> dict[str, float]:
     qs, es = set(q), set(e)
     both = qs & es
     return {"slot_conflict": float(bool(qs and es) and bool(qs - both) and bool(es - both))}
+
+
+def word_substitution(q: Sequence[str], e: Sequence[str]) -> float:
+    """1.0 when the two messages are one wording with a word swapped inside it ("Object of type set
+    is not JSON serializable" against "… type Tensor …"): most of the entry's words line up in
+    order, and between two aligned runs each side has a word of one to two that the other never
+    says. Words swapped at either end are a cut paste's or a version's, not counted."""
+    if len(q) < 3 or len(e) < 3:
+        return 0.0
+    sm = SequenceMatcher(None, q, e, autojunk=False)
+    if sum(b.size for b in sm.get_matching_blocks()) < max(3, 0.6 * len(e)):
+        return 0.0
+    qs, es = set(q), set(e)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op != "replace" or not (0 < i1 and i2 < len(q) and 0 < j1 and j2 < len(e)):
+            continue
+        a, b = q[i1:i2], e[j1:j2]
+        if len(a) <= 2 and len(b) <= 2 and all(len(t) >= 3 and t.isalpha() for t in (*a, *b)):
+            if not (set(a) & es or set(b) & qs):
+                return 1.0
+    return 0.0
 
 
 def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corpus: Corpus) -> float:
