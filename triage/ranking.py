@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import math
-from difflib import SequenceMatcher
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from kb.normalize import error_family, message_slots, tokenize
@@ -296,8 +296,8 @@ def slot_agreement(q: Sequence[str], e: Sequence[str]) -> dict[str, float]:
 def word_substitution(q: Sequence[str], e: Sequence[str]) -> float:
     """1.0 when the two messages are one wording with a word swapped inside it ("Object of type set
     is not JSON serializable" against "… type Tensor …"): most of the entry's words line up in
-    order, and between two aligned runs each side has a word of one to two that the other never
-    says. Words swapped at either end are a cut paste's or a version's, not counted."""
+    order, and between two aligned runs each side has one or two words that the other never says.
+    Words swapped at either end are a cut paste's or a version's, not counted."""
     if len(q) < 3 or len(e) < 3:
         return 0.0
     sm = SequenceMatcher(None, q, e, autojunk=False)
@@ -305,12 +305,12 @@ def word_substitution(q: Sequence[str], e: Sequence[str]) -> float:
         return 0.0
     qs, es = set(q), set(e)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
-        if op != "replace" or not (0 < i1 and i2 < len(q) and 0 < j1 and j2 < len(e)):
-            continue
+        inside = i1 > 0 and j1 > 0 and i2 < len(q) and j2 < len(e)
         a, b = q[i1:i2], e[j1:j2]
-        if len(a) <= 2 and len(b) <= 2 and all(len(t) >= 3 and t.isalpha() for t in (*a, *b)):
-            if not (set(a) & es or set(b) & qs):
-                return 1.0
+        if op != "replace" or not inside or len(a) > 2 or len(b) > 2:
+            continue
+        if all(len(t) >= 3 and t.isalpha() for t in (*a, *b)) and not (set(a) & es or set(b) & qs):
+            return 1.0
     return 0.0
 
 

@@ -106,6 +106,24 @@ def test_slot_agreement_tells_another_name_in_the_same_wording():
     assert slot_agreement((), ("grpoconfig",)) == {"slot_conflict": 0.0}
 
 
+def test_one_wording_with_another_word_inside_is_a_slot_conflict():
+    from kb.normalize import tokenize
+    from triage.ranking import word_substitution
+
+    def swapped(a: str, b: str) -> float:
+        return word_substitution(tokenize(a), tokenize(b))
+
+    # Real messages (public issues): a PEFT config's set against a Trainer state's grad-norm tensor.
+    json_error = "Object of type {} is not JSON serializable"
+    assert swapped(json_error.format("set"), json_error.format("Tensor")) == 1.0
+    # The same wording, or a word swapped at an end (a cut paste, another device), is no conflict.
+    assert swapped(json_error.format("Tensor"), json_error.format("Tensor")) == 0.0
+    device_error = "Expected all tensors to be on the same device, but found at least two devices, {}!"
+    assert swapped(device_error.format("cuda:0 and cpu"), device_error.format("cuda:1 and cuda:0")) == 0.0
+    # Two different wordings are not one wording with a word swapped.
+    assert swapped("peer mapping resources exhausted", "Invalid config blocking attribute value") == 0.0
+
+
 def test_excluded_entries_are_never_candidates(samples_kb):
     log = "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device"
     first = triage_log(log).matches[0].entry_id
