@@ -293,11 +293,17 @@ def slot_agreement(q: Sequence[str], e: Sequence[str]) -> dict[str, float]:
     return {"slot_conflict": float(bool(qs and es) and bool(qs - both) and bool(es - both))}
 
 
+WORDING_TOKENS = 32
+
+
 def word_substitution(q: Sequence[str], e: Sequence[str]) -> float:
     """1.0 when the two messages are one wording with a word swapped inside it ("Object of type set
     is not JSON serializable" against "… type Tensor …"): most of the entry's words line up in
     order, and between two aligned runs each side has one or two words that the other never says.
-    Words swapped at either end are a cut paste's or a version's, not counted."""
+    Words swapped at either end are a cut paste's or a version's, not counted. Only the first
+    WORDING_TOKENS words of each are compared: a message of many repeated words (a state dict's
+    list of missing keys) would otherwise take milliseconds per candidate."""
+    q, e = q[:WORDING_TOKENS], e[:WORDING_TOKENS]
     if len(q) < 3 or len(e) < 3:
         return 0.0
     sm = SequenceMatcher(None, q, e, autojunk=False)
