@@ -25,7 +25,7 @@ import shutil
 from pathlib import Path
 
 from _django import setup_throwaway
-from benchsets import QueryTable, collect
+from benchsets import GATHERED, RUNS, QueryTable, collect
 from grouped_cv import (
     COLUMNS,
     FEATURES,
@@ -67,6 +67,11 @@ def main() -> None:
     ap.add_argument(
         "--fresh", nargs="?", const="fresh", help="judge the gathered set bench/data/NAME, fitted on the shared sets"
     )
+    ap.add_argument(
+        "--gathered",
+        action="store_true",
+        help="with --fresh: the other gathered sets as training rows of the candidate model too (as shipped)",
+    )
     ap.add_argument("--show", action="store_true", help="list the queries answered wrong")
     ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--folds", type=int, default=5, help="inner grouped folds of the threshold's fit")
@@ -79,10 +84,24 @@ def main() -> None:
         else:
             extra, fitted_on, judged = transfer_tables(args.cache), FITTED, JUDGED
         tables = load_tables(args.cache, COLUMNS) + extra
+        if args.fresh and args.gathered:
+            others = [g for g in GATHERED if g != args.fresh and g in RUNS]
+            for g in others:
+                rows = transfer_tables(args.cache, g, g)
+                for t in rows:
+                    t.train_only = True
+                tables += rows
+            fitted_on = (*fitted_on, *others, *(f"{g}-long" for g in others))
         cols = [i for i, f in enumerate(FEATURES) if f in MODEL_FEATURES]
         fitted = fit_all([t for t in tables if t.set_name in fitted_on], set(), cols, 1.0, args.folds)
         outs = [decide(t, scores(t, fitted.coef, fitted.bias, cols), fitted) for t in tables if t.set_name in judged]
-        print(f"fitted on {' + '.join(fitted_on)}, judged on {' + '.join(judged)}, commit {commit()}")
+        shared = [s for s in fitted_on if s.removesuffix("-long") not in GATHERED]
+        also = len(fitted_on) - len(shared)
+        print(
+            f"fitted on {' + '.join(shared)}"
+            + (f" (and {also // 2} other gathered sets, short and long, as candidate-model rows)" if also else "")
+            + f", judged on {' + '.join(judged)}, commit {commit()}"
+        )
         rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in judged] + [report("all", outs)]
         print_table(rows)
         if args.show:
