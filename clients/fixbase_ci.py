@@ -130,6 +130,8 @@ def summary_markdown(answer: dict[str, Any], base_url: str, numbers: list[int | 
     if verdict == "match" and matches:
         top = matches[0]
         lines += ["", f"### Known issue: [{top['title']}]({top['url']})", ""]
+        # What ranking counted against it (another exception, another name in the same wording).
+        lines += [f"> {d}" for d in top.get("differences", [])] + ([""] if top.get("differences") else [])
         lines.append(_demote_headings(top["remedy_markdown"].strip()[:3000]) or "_Seen before — no fix recorded yet._")
         rest = matches[1:]
         fixed = next((m for m in rest if m["remedy_markdown"].strip() and m["score"] >= 0.5), None)
@@ -141,7 +143,9 @@ def summary_markdown(answer: dict[str, Any], base_url: str, numbers: list[int | 
             lines += ["", "Also similar: " + ", ".join(f"[{m['title'][:80]}]({m['url']})" for m in rest[:3])]
     elif verdict == "possible" and matches:
         lines += ["", "### Possibly related (not confirmed as the fix)", ""]
-        lines += [f"- [{m['title'][:120]}]({m['url']}) (score {m['score']:.2f})" for m in matches[:5]]
+        for m in matches[:5]:
+            lines.append(f"- [{m['title'][:120]}]({m['url']}) (score {m['score']:.2f})")
+            lines += [f"  - {d}" for d in m.get("differences", [])]
     else:
         lines += ["", f"### No known match — [add it to Fixbase]({base_url.rstrip('/')}/) once it is solved."]
     return "\n".join(lines) + "\n"

@@ -282,14 +282,27 @@ def message_slots(raw_message: str) -> tuple[str, ...]:
     """The distinguishing values of an error message, normalised (digits as #, paths as their
     file name): quoted names (not a model's name), called functions, flags and linked libraries,
     shared libraries, error codes, ports."""
+    return tuple(dict.fromkeys(slot for slot, _ in _slot_values(raw_message)))
+
+
+def slot_surfaces(raw_message: str) -> dict[str, str]:
+    """Each of the message's slots (`message_slots`) as the message writes it, for people to read."""
+    out: dict[str, str] = {}
+    for slot, written in _slot_values(raw_message):
+        out.setdefault(slot, written)
+    return out
+
+
+def _slot_values(raw_message: str) -> list[tuple[str, str]]:
+    """(slot, as written) of each distinguishing value of the message, in order."""
     text = raw_message[:1000]
     found = [
-        _slot(v)
+        (_slot(v), v)
         for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE)
         for v in rx.findall(text)
         if not (rx is SLOT_QUOTED_RE and MODEL_NAME_RE.search(v))
     ]
-    found += [_slot(a or b) for a, b in SLOT_LIBRARY_RE.findall(text)]
-    found += [f"code:{c}" for c in SLOT_CODE_RE.findall(text)]
-    found += [f"port:{p}" for p in SLOT_PORT_RE.findall(text)]
-    return tuple(dict.fromkeys(s for s in found if len(s.strip("#")) >= 2 or s.startswith(("code:", "port:"))))
+    found += [(_slot(a or b), a or b) for a, b in SLOT_LIBRARY_RE.findall(text)]
+    found += [(f"code:{c}", f"code {c}") for c in SLOT_CODE_RE.findall(text)]
+    found += [(f"port:{p}", f"port {p}") for p in SLOT_PORT_RE.findall(text)]
+    return [(s, v) for s, v in found if len(s.strip("#")) >= 2 or s.startswith(("code:", "port:"))]

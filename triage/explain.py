@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from kb.logclean import log_lines
 from kb.logscan import ErrorBlock
-from kb.normalize import strip_boilerplate, surface_words
+from kb.normalize import slot_surfaces, strip_boilerplate, surface_words
 from triage.corpus import Corpus, Doc
-from triage.ranking import Query
+from triage.ranking import Query, swapped_words
 
 NUMBER_PAIR_RE = re.compile(r"(?P<name>[A-Za-z_][\w./]*)\s*(?:\(|=|:\s)\s*(?P<value>-?\d+(?:\.\d+)?)\)?")
 SWIFT_MAXLEN_RE = re.compile(r"max_model_len\((?P<maxlen>\d+)\) - num_tokens\((?P<tokens>\d+)\)")
@@ -29,10 +29,19 @@ class Explanation:
     shared_frames: tuple[str, ...]
     highlight_lines: tuple[int, ...]
     numbers: tuple[str, ...]
+    # What says this entry may be another failure (another exception; the same wording naming
+    # something else): shown beside the match, so a look-alike is not taken for the fix.
+    differences: tuple[str, ...] = ()
 
 
 def explain_match(
-    query: Query, doc: Doc, corpus: Corpus, features: dict[str, float], root: ErrorBlock | None, text: str
+    query: Query,
+    doc: Doc,
+    corpus: Corpus,
+    features: dict[str, float],
+    root: ErrorBlock | None,
+    text: str,
+    entry_raw_message: str = "",
 ) -> Explanation:
     reasons: list[str] = []
     sig = query.sig
@@ -67,7 +76,37 @@ def explain_match(
         highlight_lines=highlight_lines(root, text, matched, shared),
         # Library hint sentences ("consider passing CUDA_LAUNCH_BLOCKING=1") are not the user's numbers.
         numbers=numbers_from_log(root_context(root, text), strip_boilerplate(root.message) if root else ""),
+        differences=differences(query, doc, features, entry_raw_message),
     )
+
+
+def differences(query: Query, doc: Doc, features: dict[str, float], entry_raw_message: str) -> tuple[str, ...]:
+    """The evidence against the entry that ranking counted (`type_conflict`, `slot_conflict`), in words."""
+    sig = query.sig
+    out: list[str] = []
+    if features.get("type_conflict") and sig.exc_type and doc.exc_type:
+        out.append(f"Your error is a {sig.exc_type}; this entry's is a {doc.exc_type}.")
+    if features.get("slot_conflict"):
+        ours = [s for s in query.slots if s not in doc.slots]
+        theirs = [s for s in doc.slots if s not in query.slots]
+        if ours and theirs:
+            out.append(
+                f"Your error names {_written(ours, slot_surfaces(sig.raw_message))} where this entry's names "
+                f"{_written(theirs, slot_surfaces(entry_raw_message))}: the same wording about another thing "
+                "may be another failure."
+            )
+        elif swap := swapped_words(query.msg_tokens, doc.msg_tokens):
+            mine = " ".join(surface_words(sig.raw_message, swap[0]))
+            its = " ".join(surface_words(entry_raw_message, swap[1]))
+            out.append(
+                f"Your error says \u201c{mine}\u201d where this entry's says \u201c{its}\u201d: "
+                "the same wording about another thing may be another failure."
+            )
+    return tuple(out)
+
+
+def _written(slots: list[str], surfaces: dict[str, str], limit: int = 3) -> str:
+    return ", ".join(f"\u201c{surfaces.get(s, s)}\u201d" for s in slots[:limit])
 
 
 def highlight_lines(root: ErrorBlock | None, text: str, matched: list[str], shared: tuple[str, ...]) -> tuple[int, ...]:

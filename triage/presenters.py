@@ -59,6 +59,7 @@ def result_as_dict(result: TriageResult, absolute: Callable[[str], str] = lambda
                     if s.remedy_markdown.strip() and s.remedy_markdown.strip() != m.remedy_markdown.strip()
                 ],
                 "why": list(m.explanation.reasons),
+                "differences": list(m.explanation.differences),
                 "highlight_lines": list(m.explanation.highlight_lines),
                 "your_numbers": list(m.explanation.numbers),
             }

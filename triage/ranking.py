@@ -297,27 +297,33 @@ WORDING_TOKENS = 32
 
 
 def word_substitution(q: Sequence[str], e: Sequence[str]) -> float:
-    """1.0 when the two messages are one wording with a word swapped inside it ("Object of type set
-    is not JSON serializable" against "… type Tensor …"): most of the entry's words line up in
-    order, and between two aligned runs each side has one or two words that the other never says.
-    Words swapped at either end are a cut paste's or a version's, not counted. Only the first
-    WORDING_TOKENS words of each are compared: a message of many repeated words (a state dict's
-    list of missing keys) would otherwise take milliseconds per candidate."""
+    """1.0 when the two messages are one wording with a word swapped inside it (`swapped_words`)."""
+    return 1.0 if swapped_words(q, e) else 0.0
+
+
+def swapped_words(q: Sequence[str], e: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The words swapped when the two messages are one wording with a word swapped inside it
+    ("Object of type set is not JSON serializable" against "… type Tensor …": (("set",), ("tensor",))):
+    most of the entry's words line up in order, and between two aligned runs each side has one or
+    two words that the other never says. Words swapped at either end are a cut paste's or a
+    version's, not counted. Only the first WORDING_TOKENS words of each are compared: a message of
+    many repeated words (a state dict's list of missing keys) would otherwise take milliseconds per
+    candidate."""
     q, e = q[:WORDING_TOKENS], e[:WORDING_TOKENS]
     if len(q) < 3 or len(e) < 3:
-        return 0.0
+        return None
     sm = SequenceMatcher(None, q, e, autojunk=False)
     if sum(b.size for b in sm.get_matching_blocks()) < max(3, 0.6 * len(e)):
-        return 0.0
+        return None
     qs, es = set(q), set(e)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         inside = i1 > 0 and j1 > 0 and i2 < len(q) and j2 < len(e)
-        a, b = q[i1:i2], e[j1:j2]
+        a, b = tuple(q[i1:i2]), tuple(e[j1:j2])
         if op != "replace" or not inside or len(a) > 2 or len(b) > 2:
             continue
         if all(len(t) >= 3 and t.isalpha() for t in (*a, *b)) and not (set(a) & es or set(b) & qs):
-            return 1.0
-    return 0.0
+            return a, b
+    return None
 
 
 def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corpus: Corpus) -> float:

@@ -181,7 +181,9 @@ def _match(
         score=round(score, 4),
         remedy_markdown=rec.remedy_markdown,
         sources=rec.sources,
-        explanation=explain_match(query, snap.corpus.docs[entry_id], snap.corpus, feats, choice.root, text),
+        explanation=explain_match(
+            query, snap.corpus.docs[entry_id], snap.corpus, feats, choice.root, text, rec.raw_message
+        ),
         features={k: round(v, 4) for k, v in feats.items()},
         framework=rec.framework,
         origin=rec.origin,

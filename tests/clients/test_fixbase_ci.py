@@ -238,3 +238,26 @@ def test_the_summary_names_the_root_as_the_server_labels_it():
     assert "**No error found, only warnings; the first:** ` UserWarning: FSDP is switching to NO_SHARD `" in text
     assert "Root error" not in text
     assert "**Root error:** ` RuntimeError: boom `" in older
+
+
+def test_the_summary_says_how_a_listed_entry_differs_from_the_error():
+    sig = {"kind": "exception_line", "exception": "TypeError", "message": "Object of type set is not JSON serializable"}
+    differs = "Your error says \u201cset\u201d where this entry's says \u201cTensor\u201d: the same wording may be another failure."
+    entry = {
+        "title": "Object of type Tensor",
+        "url": "http://x/kb/entries/1/",
+        "score": 0.4,
+        "remedy_markdown": "Cast it.",
+    }
+    older_entry = {**entry, "title": "Another"}  # an older server sends no differences
+
+    possible = fixbase_ci.summary_markdown(
+        {"verdict": "possible", "matches": [{**entry, "differences": [differs]}, older_entry], "signature": sig},
+        "http://x",
+    )
+    match = fixbase_ci.summary_markdown(
+        {"verdict": "match", "matches": [{**entry, "differences": [differs]}], "signature": sig}, "http://x"
+    )
+
+    assert f"(score 0.40)\n  - {differs}\n- [Another]" in possible
+    assert f"### Known issue: [Object of type Tensor](http://x/kb/entries/1/)\n\n> {differs}\n\nCast it." in match
