@@ -16,7 +16,7 @@ from kb.logclean import clean_line, log_lines
 from kb.logpatterns import QUIET_LINE_RE, WARNING_LOG_LINE_RE
 from kb.logscan import Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
-from kb.rootcause import RootChoice, deprecation_notice, select_root
+from kb.rootcause import RootChoice, select_root
 
 PLACEHOLDER_RE = re.compile(r"<(?:NUM|PATH|HEX|IP|VER|PID|URL)>")
 CONFIG_DUMP_RE = re.compile(
@@ -224,18 +224,7 @@ def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) ->
 
 def signature_from_text(text: str, symptom_context: bool = True) -> tuple[Signature, RootChoice]:
     choice = select_root(scan_log(text))
-    root = choice.root
-    if root is not None and deprecation_notice(root) and said_after(text, root.line_end):
-        # The only error is a deprecation notice and the paste goes on: in a job log that is start-up
-        # noise, and what the paste says after it (where the job stopped) is the failure.
-        choice = RootChoice(root=None, secondary=(), notes=choice.notes)
     return signature_of(choice, text, symptom_context), choice
-
-
-def said_after(text: str, line_end: int) -> bool:
-    """Whether the text has a telling line (a logger's warning counts) after line `line_end`."""
-    rest = "\n".join(text.splitlines()[line_end:])
-    return bool(telling_lines(rest, limit=1, with_warnings=True))
 
 
 def compact_text(sig: Signature) -> str:
