@@ -226,3 +226,18 @@ def test_pages_fit_the_window(browser, live_server, width):
             shot(page, "narrow-" + (path.strip("/").replace("/", "-") or "triage").split("-")[0])
         elif path == "/kb/":
             shot(page, "knowledge-base")
+
+
+def test_a_look_alike_says_beside_it_how_the_error_differs(page):
+    from ingest.services import document_submit
+
+    notes = "# Cast the grad norm to a float before saving\nTypeError: Object of type Tensor is not JSON serializable\n"
+    document_process(document_submit("notes.md", [notes.encode()]).document.pk)
+    page.fill("#log", "TypeError: Object of type set is not JSON serializable")
+    page.click("#triage-button")
+    page.wait_for_selector("#verdict", timeout=15000)
+    differs = page.locator("section.match ul.differs").first
+    assert differs.is_visible()  # said beside the entry, not folded away with "why it matched"
+    assert "\u201cset\u201d" in differs.inner_text() and "\u201cTensor\u201d" in differs.inner_text()
+    shot(page, "differences")
+    assert not page.errors
