@@ -85,7 +85,7 @@ def differences(query: Query, doc: Doc, features: dict[str, float], entry_raw_me
     sig = query.sig
     out: list[str] = []
     if features.get("type_conflict") and sig.exc_type and doc.exc_type:
-        out.append(f"Your error is a {sig.exc_type}; this entry's is a {doc.exc_type}.")
+        out.append(f"Your exception is {sig.exc_type}; this entry's is {doc.exc_type}.")
     if features.get("slot_conflict"):
         ours = [s for s in query.slots if s not in doc.slots]
         theirs = [s for s in doc.slots if s not in query.slots]

@@ -57,7 +57,7 @@ def test_another_exception_type_is_named(notes_kb):
     result = triage_log("ValueError: Object of type Tensor is not JSON serializable", min_score=0.0)
     match = listed(result, "Tensor is not JSON")
     assert match.features["type_conflict"] == 1.0
-    assert "Your error is a ValueError; this entry's is a TypeError." in match.explanation.differences
+    assert "Your exception is ValueError; this entry's is TypeError." in match.explanation.differences
 
 
 def test_the_same_error_has_no_differences(notes_kb):
