@@ -27,7 +27,19 @@ BENCH = SHARED / "bench"
 SAMPLES = SHARED / "samples"
 DATA = ROOT / "bench" / "data"
 # Sets gathered after the ranker's fit (bench/fresh_build.py), in the order they were gathered.
-GATHERED = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11")
+GATHERED = (
+    "fresh",
+    "fresh2",
+    "fresh3",
+    "fresh4",
+    "fresh5",
+    "fresh6",
+    "fresh7",
+    "fresh8",
+    "fresh9",
+    "fresh10",
+    "fresh11",
+)
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
     "dev": (
