@@ -61,6 +61,13 @@ def informative(block: ErrorBlock) -> bool:
     return len(re.findall(r"[A-Za-z\u4e00-\u9fff]{2,}", block.message)) >= 2
 
 
+DEPRECATION_TYPES = frozenset({"FutureWarning", "DeprecationWarning", "PendingDeprecationWarning"})
+
+
+def deprecation_notice(block: ErrorBlock) -> bool:
+    return block.exc_type in DEPRECATION_TYPES
+
+
 def _tier(block: ErrorBlock) -> int:
     if block.weak:
         return 5  # below a logger's error line: a logger may print this shape as well
@@ -72,7 +79,7 @@ def _tier(block: ErrorBlock) -> int:
         return 2
     if block.kind == "truncated_traceback":
         return 5
-    if block.exc_type in ("FutureWarning", "DeprecationWarning", "PendingDeprecationWarning"):
+    if deprecation_notice(block):
         return 7  # a deprecation notice explains nothing; another warning may
     return 6
 

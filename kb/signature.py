@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 
 from kb.exceptionlines import match_exception
-from kb.logclean import clean_line, log_lines
+from kb.logclean import clean_line, log_lines, process_tag
 from kb.logpatterns import QUIET_LINE_RE, WARNING_LOG_LINE_RE
-from kb.logscan import Frame, scan_log
+from kb.logscan import ErrorBlock, Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
-from kb.rootcause import RootChoice, select_root
+from kb.rootcause import RootChoice, deprecation_notice, select_root
 
 PLACEHOLDER_RE = re.compile(r"<(?:NUM|PATH|HEX|IP|VER|PID|URL)>")
 CONFIG_DUMP_RE = re.compile(
@@ -224,7 +224,25 @@ def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) ->
 
 def signature_from_text(text: str, symptom_context: bool = True) -> tuple[Signature, RootChoice]:
     choice = select_root(scan_log(text))
+    if choice.root is not None and deprecation_notice(choice.root):
+        after = other_stream_after(text, choice.root)
+        if after:
+            # A worker's deprecation notice, and after it what another process printed: in a job log
+            # that is start-up noise with the failure after it (the user's own lines, the driver's),
+            # read as a paste that names no error would be, by those lines alone.
+            choice = RootChoice(root=None, secondary=(), notes=choice.notes)
+            return signature_of(choice, after, symptom_context), choice
     return signature_of(choice, text, symptom_context), choice
+
+
+def other_stream_after(text: str, block: ErrorBlock) -> str:
+    """The lines after `block` that another process printed (another launcher tag, or none), when
+    `block` has a tag and those lines say something; else ""."""
+    tag = process_tag(block.prefix)
+    if not tag:
+        return ""
+    rest = "\n".join(line for line in log_lines(text)[block.line_end :] if process_tag(clean_line(line).prefix) != tag)
+    return rest if telling_lines(rest, limit=1, with_warnings=True) else ""
 
 
 def compact_text(sig: Signature) -> str:
