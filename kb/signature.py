@@ -223,16 +223,25 @@ def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) ->
 
 
 def signature_from_text(text: str, symptom_context: bool = True) -> tuple[Signature, RootChoice]:
+    _, sig, choice = read_failure(text, symptom_context)
+    return sig, choice
+
+
+def read_failure(text: str, symptom_context: bool = True) -> tuple[str, Signature, RootChoice]:
+    """The part of `text` that holds the failure, its signature and the root chosen in it.
+
+    The part is the whole text but for one case: a worker's deprecation notice is the only error,
+    and another process printed more after it. In a job log that notice is start-up noise and what
+    follows (the user's own lines, the driver's) is the failure, so those lines are read alone, as a
+    paste that names no error is.
+    """
     choice = select_root(scan_log(text))
     if choice.root is not None and deprecation_notice(choice.root):
         after = other_stream_after(text, choice.root)
         if after:
-            # A worker's deprecation notice, and after it what another process printed: in a job log
-            # that is start-up noise with the failure after it (the user's own lines, the driver's),
-            # read as a paste that names no error would be, by those lines alone.
             choice = RootChoice(root=None, secondary=(), notes=choice.notes)
-            return signature_of(choice, after, symptom_context), choice
-    return signature_of(choice, text, symptom_context), choice
+            return after, signature_of(choice, after, symptom_context), choice
+    return text, signature_of(choice, text, symptom_context), choice
 
 
 def other_stream_after(text: str, block: ErrorBlock) -> str:

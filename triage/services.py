@@ -15,7 +15,7 @@ from kb.logscan import ErrorBlock
 from kb.redact import redact
 from kb.rootcause import RootChoice, informative
 from kb.selectors import EntryRecord, SourceRef, entry_records
-from kb.signature import Signature, compact_text, signature_from_text, telling_lines
+from kb.signature import Signature, compact_text, read_failure, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
 from triage.lexical import TAIL_LINES, error_region, raw_tokens, root_lines, telling_errors, without_block
@@ -97,8 +97,10 @@ def triage_log(
     model's floor (or `min_score`); 4. verdict by the answer model's confidence that the first
     one is the fix."""
     # A pasted secret is never echoed back, stored or embedded; a NUL (binary output) cannot be stored.
-    text = redact(text.replace("\x00", "")).text
-    sig, choice = signature_from_text(text, symptom_context=False)
+    pasted = redact(text.replace("\x00", "")).text
+    # Everything below reads the part of the paste that holds the failure (all of it, but for a
+    # worker's start-up deprecation notice with another process's output after it: that output).
+    text, sig, choice = read_failure(pasted, symptom_context=False)
     # With no error in it, the paste's own words (a hang described in words) are the query.
     telling = telling_lines(text, quiet_if_nothing_else=choice.root is None)
     blocks = choice.blocks
@@ -166,7 +168,7 @@ def triage_log(
         floor=floor,
         secondary=choice.secondary,
         confidence=round(confidence, 4),
-        redacted_log=text,
+        redacted_log=pasted,
         too_little=weak,
     )
 
