@@ -165,7 +165,7 @@ def telling_lines(
 LAZY_IMPORT_WRAPPER_RE = re.compile(r"because of the following error \(look up to see its traceback\):")
 
 
-def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) -> Signature:
+def signature_of(choice: RootChoice, text: str, symptom_context: bool = True, from_end: bool = False) -> Signature:
     """The signature of a chosen root error, with the other errors as context.
 
     `symptom_context=False` leaves known symptoms (wrappers, "Server 0 failed", torchrun's
@@ -175,7 +175,10 @@ def signature_of(choice: RootChoice, text: str, symptom_context: bool = True) ->
     root = choice.root
     if root is None:
         # No recognisable error: the text itself (a hang described in words, say) is the problem.
-        words = WS_RE.sub(" ", " ".join(telling_lines(text, quiet_if_nothing_else=True))).strip()[:400]
+        # `from_end`: the part of a job log after its start-up noise, read by its last lines (a
+        # logger's warning among them), where the job stopped, rather than by its first.
+        lines = telling_lines(text, quiet_if_nothing_else=True, with_warnings=from_end)
+        words = WS_RE.sub(" ", " ".join(last_words(lines) if from_end else lines)).strip()[:400]
         masked = mask_message(words)
         return Signature(
             exc_type="",
@@ -240,8 +243,19 @@ def read_failure(text: str, symptom_context: bool = True) -> tuple[str, Signatur
         after = other_stream_after(text, choice.root)
         if after:
             choice = RootChoice(root=None, secondary=(), notes=choice.notes)
-            return after, signature_of(choice, after, symptom_context), choice
+            return after, signature_of(choice, after, symptom_context, from_end=True), choice
     return text, signature_of(choice, text, symptom_context), choice
+
+
+def last_words(lines: list[str], budget: int = 400) -> list[str]:
+    """The last of `lines`, each cut at 200 characters, that fit in about `budget` characters."""
+    kept: list[str] = []
+    for line in reversed(lines):
+        kept.append(line[:200])
+        budget -= len(kept[-1]) + 1
+        if budget <= 0:
+            break
+    return kept[::-1]
 
 
 def other_stream_after(text: str, block: ErrorBlock) -> str:
