@@ -650,6 +650,31 @@ def test_of_warnings_alone_a_deprecation_notice_is_not_the_root():
     assert signature_from_text(text.split("\n")[0])[0].exc_type == "FutureWarning"  # alone, it is still read
 
 
+def test_a_workers_deprecation_notice_with_another_process_after_it_is_not_the_root():
+    # fresh10-long's pattern: a verl job log whose last worker line is FSDP's start-up notice, then
+    # the user's report, which names no error: DeepSpeed's launcher on one node (a public issue).
+    from kb.signature import read_failure
+
+    notice = (
+        "(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/"
+        "fully_sharded_data_parallel.py:689: FutureWarning: FSDP.state_dict_type() and "
+        "FSDP.set_state_dict_type() are being deprecated.\n"
+    )
+    report = (
+        "[2023-07-26 10:50:43,488] [WARNING] [runner.py:191:fetch_hostfile] Unable to find hostfile, will proceed "
+        "with training with local resources only.\n"
+        "[2023-07-26 10:50:45,785] [INFO] [launch.py:235:main] nnodes=1, num_local_procs=4, node_rank=0\n"
+    )
+    text = "(WorkerDict pid=4123) no hf weight loader need to be updated\n" + notice + report
+    reading, sig, choice = read_failure(text)
+    assert choice.root is None and reading == report.rstrip("\n")
+    assert "Unable to find hostfile" in sig.raw_message and "FSDP" not in sig.raw_message
+    # Printed by the same worker, or with nothing after it, the notice is still what is read.
+    same_worker = notice + "".join(f"(WorkerDict pid=4123) {line}\n" for line in report.splitlines())
+    assert signature_from_text(same_worker)[0].exc_type == "FutureWarning"
+    assert signature_from_text(notice)[0].exc_type == "FutureWarning"
+
+
 def test_an_exception_line_indented_under_its_raise_is_the_root():
     # pip indents a failed build's output; the paste starts at the last frame's `raise` (flash-attn).
     text = (

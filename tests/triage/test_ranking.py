@@ -220,8 +220,11 @@ def test_a_job_logs_last_lines_are_also_read_on_their_own():
     builder.add(doc(2, ("fsdp", "state_dict_type", "deprecated", "get_state_dict")), [])
     builder.add(doc(3, ("cuda", "out", "of", "memory")), [])
     corpus = Corpus([builder.build()])
-    sig, _ = signature_from_text(JOB_LOG_ENDING_IN_A_REPORT)
-    telling = telling_lines(JOB_LOG_ENDING_IN_A_REPORT)
+    # A start-up notice no launcher tagged stays the (weak) root: the paste's last lines count besides it.
+    log = JOB_LOG_ENDING_IN_A_REPORT.replace("(WorkerDict pid=4123) /root", "/root")
+    sig, _ = signature_from_text(log)
+    assert sig.exc_type == "FutureWarning"
+    telling = telling_lines(log)
     tail = "\n".join(telling[-TAIL_LINES:])
     assert "engine plan file" in tail and "FutureWarning" not in tail
     without = query_from_signature(sig, extra_text="\n".join(telling))
@@ -307,8 +310,8 @@ def test_a_loggers_warning_that_ends_a_job_log_is_read_as_its_last_line(db):
 
 def test_an_entry_the_last_lines_match_is_not_held_against_the_weak_roots_type(db):
     # fresh7-long's pattern: a report with no exception type (PyTorch on a Mac) ends a job log whose
-    # only Python warning is a start-up FutureWarning. That warning is the root; its type and its
-    # called names (`FSDP.state_dict_type()`) had counted against the entry the report names.
+    # only Python warning is a worker's start-up FutureWarning. That warning had been the root, and its
+    # type and called names (`FSDP.state_dict_type()`) had counted against the entry the report names.
 
     report = (
         "The operator 'aten::isin.Tensor_Tensor_out' is not currently implemented for the MPS device. If you want "
@@ -323,7 +326,7 @@ def test_an_entry_the_last_lines_match_is_not_held_against_the_weak_roots_type(d
         "device. As a temporary fix, you can set the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1`.\n\n"
     )
     result = triage_against_notes(notes, log)
-    assert result.signature.exc_type == "FutureWarning"  # the weak root
+    assert result.signature.exc_type == "" and "aten::isin" in result.signature.raw_message
     top = result.matches[0]
     assert "aten::isin" in top.title, result.matches
     assert top.features["type_conflict"] == 0.0 and top.features["slot_conflict"] == 0.0
@@ -355,8 +358,8 @@ def test_the_weak_roots_conflicts_still_count_against_an_entry_the_last_lines_do
 
 def test_the_last_lines_read_on_their_own_leave_out_the_weak_roots_own_lines(db):
     # fresh5-long's pattern: the report (a verl assertion quoted with no exception type) is printed
-    # right under the job's start-up FutureWarning, the weak root. Among the last three lines, that
-    # long warning had drowned the report; the query reads the root's lines already.
+    # right under a worker's start-up FutureWarning. Among the last three lines, that long warning had
+    # drowned the report; the notice is no longer the root, and the report is read on its own.
 
     fsdp = next(line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines() if "FutureWarning" in line)
     noise = [line for line in JOB_LOG_ENDING_IN_A_REPORT.splitlines()[:5] if "FutureWarning" not in line]
@@ -372,7 +375,7 @@ def test_the_last_lines_read_on_their_own_leave_out_the_weak_roots_own_lines(db)
         "AssertionError: assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size\n\n"
     )
     result = triage_against_notes(notes, log)
-    assert result.signature.exc_type == "FutureWarning"  # the weak root
+    assert result.signature.exc_type == "" and "train_batch_size" in result.signature.raw_message
     assert result.matches and "train_batch_size" in result.matches[0].title, result.matches
     assert result.matches[0].features["coverage"] > 0.4  # 0.17 with the warning among the three lines
 
