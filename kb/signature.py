@@ -242,7 +242,13 @@ def read_failure(text: str, symptom_context: bool = True) -> tuple[str, Signatur
     if choice.root is not None and deprecation_notice(choice.root):
         after = other_stream_after(text, choice.root)
         if after:
-            choice = RootChoice(root=None, secondary=(), notes=choice.notes)
+            notice = choice.root
+            note = (
+                f"The only error, line {notice.line_start}'s {notice.exc_type} from "
+                f"{process_tag(notice.prefix)}, is start-up noise: the lines another process printed after it "
+                "are read as the failure."
+            )
+            choice = RootChoice(root=None, secondary=(), notes=(*choice.notes, note))
             return after, signature_of(choice, after, symptom_context, from_end=True), choice
     return text, signature_of(choice, text, symptom_context), choice
 

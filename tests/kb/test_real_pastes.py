@@ -668,6 +668,10 @@ def test_a_workers_deprecation_notice_with_another_process_after_it_is_not_the_r
     text = "(WorkerDict pid=4123) no hf weight loader need to be updated\n" + notice + report
     reading, sig, choice = read_failure(text)
     assert choice.root is None and reading == report.rstrip("\n")
+    assert choice.notes == (
+        "The only error, line 2's FutureWarning from (WorkerDict pid=4123), is start-up noise: the lines "
+        "another process printed after it are read as the failure.",
+    )
     assert "Unable to find hostfile" in sig.raw_message and "FSDP" not in sig.raw_message
     # Printed by the same worker, or with nothing after it, the notice is still what is read.
     same_worker = notice + "".join(f"(WorkerDict pid=4123) {line}\n" for line in report.splitlines())
