@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kb.exceptionlines import is_symptom
 from kb.logscan import ErrorBlock
 from kb.normalize import frame_key, mask_message
 
@@ -84,6 +85,16 @@ def _tier(block: ErrorBlock) -> int:
     return 6
 
 
+# Error lines ranked as symptoms because they are generic (a logger's `ERROR:` line, an error named in
+# a sentence), not because they say that something else failed: no note sends the user elsewhere.
+GENERIC_ERROR_LINES = frozenset({"log_error", "error_phrase"})
+
+
+def reports_another_failure(block: ErrorBlock) -> bool:
+    """Whether a symptom says that another process, step or server failed (its cause is elsewhere)."""
+    return block.symptom and (block.pattern not in GENERIC_ERROR_LINES or is_symptom(block.message))
+
+
 def block_key(block: ErrorBlock) -> tuple[str, str, tuple[str, ...]]:
     return (
         block.short_type or block.pattern,
@@ -124,7 +135,7 @@ def select_root(blocks: tuple[ErrorBlock, ...]) -> RootChoice:
     root = ranked[0][1]
     secondary = tuple(b for _, b in ranked[1:] if b.kind != "warning")[:6]
     notes: list[str] = []
-    if root.symptom:
+    if root.symptom and reports_another_failure(root):
         notes.append(
             "This error is a symptom: it reports that another process or server failed. "
             "That process's own log (the rollout server, the Ray worker, the other rank) holds the cause."

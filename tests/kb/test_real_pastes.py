@@ -808,3 +808,17 @@ def test_an_error_quoted_and_in_bold_in_a_sentence():
     exc, _, message = root_of(text)
     assert exc == "ImportError" and message.startswith("urllib3 v2.0 only supports OpenSSL")
     assert message.endswith("26 Jan 2017'")
+
+
+def test_a_generic_error_line_is_not_said_to_report_another_processs_failure():
+    # A public issue's pip error: ranked as a generic error line, but nothing else failed.
+    wheel = (
+        "ERROR: flash_attn-2.7.2.post1+cu12torch2.5cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not a supported "
+        "wheel on this platform.\n"
+    )
+    choice = select_root(scan_log(wheel))
+    assert choice.root is not None and choice.root.symptom and choice.notes == ()
+    # torchrun's summary does report that another process failed: its own log holds the cause.
+    summary = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \ntrain.py FAILED\n"
+    choice = select_root(scan_log(summary))
+    assert choice.root is not None and any("another process" in n for n in choice.notes)
