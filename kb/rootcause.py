@@ -135,7 +135,7 @@ def select_root(blocks: tuple[ErrorBlock, ...]) -> RootChoice:
     root = ranked[0][1]
     secondary = tuple(b for _, b in ranked[1:] if b.kind != "warning")[:6]
     notes: list[str] = []
-    if root.symptom and reports_another_failure(root):
+    if reports_another_failure(root):
         notes.append(
             "This error is a symptom: it reports that another process or server failed. "
             "That process's own log (the rollout server, the Ray worker, the other rank) holds the cause."
