@@ -39,6 +39,7 @@ GATHERED = (
     "fresh9",
     "fresh10",
     "fresh11",
+    "fresh12",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
