@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kb.exceptionlines import match_exception
 from kb.logclean import clean_line, log_lines, process_tag
-from kb.logpatterns import QUIET_LINE_RE, WARNING_LOG_LINE_RE
+from kb.logpatterns import FENCE_LINE_RE, QUIET_LINE_RE, WARNING_LOG_LINE_RE
 from kb.logscan import ErrorBlock, Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
 from kb.rootcause import RootChoice, deprecation_notice, select_root
@@ -151,7 +151,7 @@ def telling_lines(
     quiet: list[str] = []
     for raw in reversed(log_lines(text)):
         line = clean_line(raw).text.strip()
-        if not line or CONFIG_DUMP_RE.match(line):
+        if not line or CONFIG_DUMP_RE.match(line) or FENCE_LINE_RE.match(line):
             continue
         if not QUIET_LINE_RE.match(line) or (with_warnings and WARNING_LOG_LINE_RE.match(line)):
             out.append(line)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 
 from kb.logclean import clean_line, log_lines
-from kb.logpatterns import QUIET_LINE_RE
+from kb.logpatterns import FENCE_LINE_RE, QUIET_LINE_RE
 from kb.logscan import ErrorBlock, scan_log
 from kb.normalize import SLOT_RULES
 from kb.rootcause import select_root
@@ -36,13 +36,13 @@ MAX_REGION_LINES = 120
 ENTRY_REGION_MIN_LINES = 40
 # How entries are read into the ranking copy (their problem texts, their messages' slots): a saved
 # copy read another way is built again.
-ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES}"
+ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};fences-markup"
 
 
 def raw_tokens(text: str) -> list[str]:
-    """Lower-cased words and numbers of text with ANSI codes and launcher prefixes removed."""
-    lines = log_lines(text)[:MAX_DOC_LINES]
-    return RAW_TOKEN_RE.findall("\n".join(clean_line(line).text for line in lines).lower())
+    """Lower-cased words and numbers of text with ANSI codes, launcher prefixes and markdown fences removed."""
+    lines = (clean_line(line).text for line in log_lines(text)[:MAX_DOC_LINES])
+    return RAW_TOKEN_RE.findall("\n".join(line for line in lines if not FENCE_LINE_RE.match(line.strip())).lower())
 
 
 def telling_errors(blocks: Sequence[ErrorBlock]) -> list[ErrorBlock]:
