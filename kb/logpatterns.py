@@ -55,6 +55,12 @@ PREFIX_RES = (
     # Markdown quotes and an opening backtick around a pasted error.
     re.compile(r"^(?:>\s?)+(?=\S)"),
     re.compile(r"^`(?!``)"),
+    # Python logging with its time first, the level in words: "2024-09-04 23:45:31,637 [INFO] (trainer) ",
+    # "2024-09-04 23:45:31,637 - root - ERROR - ", loguru's "2024-09-04 23:45:31.637 | WARNING  | ".
+    re.compile(
+        r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s+[-|]\s+[\w.\-]{1,60})?\s+(?:[-|]\s+)?"
+        r"\[?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL)\]?:?(?:\s+[-|])?\s+(?=\S)"
+    ),
     # Python logging's default format: "ERROR:root:", "WARNING:accelerate.accelerator:".
     re.compile(r"^(?P<level>ERROR|CRITICAL|WARNING|INFO|DEBUG):[\w.\-]{1,60}:(?=\S)"),
     re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),

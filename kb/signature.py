@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kb.exceptionlines import match_exception
 from kb.logclean import clean_line, log_lines, process_tag
-from kb.logpatterns import FENCE_LINE_RE, QUIET_LINE_RE, WARNING_LOG_LINE_RE
+from kb.logpatterns import CI_QUIET, FENCE_LINE_RE, QUIET_LINE_RE, WARNING_LOG_LINE_RE
 from kb.logscan import ErrorBlock, Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
 from kb.rootcause import RootChoice, deprecation_notice, select_root
@@ -139,6 +139,10 @@ def fingerprint(kind_name: str, masked: str) -> str:
     return hashlib.sha1(f"{kind_name}|{norm}".encode()).hexdigest()[:16]
 
 
+# The levels a line's prefix can give it that make it informational (a CI runner's "##[group]" too).
+QUIET_LEVELS = frozenset({"INFO", "DEBUG", "WARNING", *CI_QUIET})
+
+
 def telling_lines(
     text: str, limit: int = 20, quiet_if_nothing_else: bool = False, with_warnings: bool = False
 ) -> list[str]:
@@ -150,10 +154,13 @@ def telling_lines(
     out: list[str] = []
     quiet: list[str] = []
     for raw in reversed(log_lines(text)):
-        line = clean_line(raw).text.strip()
+        cl = clean_line(raw)
+        line = cl.text.strip()
         if not line or CONFIG_DUMP_RE.match(line) or FENCE_LINE_RE.match(line):
             continue
-        if not QUIET_LINE_RE.match(line) or (with_warnings and WARNING_LOG_LINE_RE.match(line)):
+        # The level a prefix gave the line ("INFO 08-10 21:22:23 llm.py:12]", "2024-09-04 23:45:31,637 [INFO]").
+        informational = cl.level in QUIET_LEVELS or bool(QUIET_LINE_RE.match(line))
+        if not informational or (with_warnings and (cl.level == "WARNING" or WARNING_LOG_LINE_RE.match(line))):
             out.append(line)
             if len(out) == limit:
                 break
