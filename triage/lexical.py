@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from kb.logclean import clean_line, log_lines
+from kb.logclean import clean_line, log_lines, process_tag
 from kb.logpatterns import FENCE_LINE_RE, QUIET_LINE_RE
 from kb.logscan import ErrorBlock, scan_log
 from kb.normalize import SLOT_RULES
@@ -36,7 +36,7 @@ MAX_REGION_LINES = 120
 ENTRY_REGION_MIN_LINES = 40
 # How entries are read into the ranking copy (their problem texts, their messages' slots): a saved
 # copy read another way is built again.
-ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};fences-markup"
+ENTRY_READING = f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};fences-markup;region-by-stream"
 
 
 def raw_tokens(text: str) -> list[str]:
@@ -94,7 +94,15 @@ def _lines_around(
     lines = log_lines(text)
     numbers: set[int] = set()
     for b in blocks:
-        numbers.update(range(max(1, b.line_start - before), min(len(lines), b.line_end + after) + 1))
+        # The lines around an error that another process printed (a worker's start-up notice beside
+        # the driver's error) are that process's, not the error's surroundings.
+        stream = process_tag(clean_line(lines[b.line_start - 1]).prefix) if b.line_start <= len(lines) else ""
+        numbers.update(range(b.line_start, min(len(lines), b.line_end) + 1))
+        numbers.update(
+            n
+            for n in range(max(1, b.line_start - before), min(len(lines), b.line_end + after) + 1)
+            if process_tag(clean_line(lines[n - 1]).prefix) == stream
+        )
     out: list[str] = []
     seen: set[str] = set()
     for n in sorted(numbers):
