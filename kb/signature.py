@@ -139,8 +139,9 @@ def fingerprint(kind_name: str, masked: str) -> str:
     return hashlib.sha1(f"{kind_name}|{norm}".encode()).hexdigest()[:16]
 
 
-# The levels a line's prefix can give it that make it informational (a CI runner's "##[group]" too).
-QUIET_LEVELS = frozenset({"INFO", "DEBUG", "WARNING", *CI_QUIET})
+# The levels a line's prefix can give it that make it informational (a CI runner's "##[group]" too); a
+# logger's warning ("WARNING:accelerate.utils.other:Detected kernel version …") may be what went wrong.
+QUIET_LEVELS = frozenset({"INFO", "DEBUG", *CI_QUIET})
 
 
 def telling_lines(
@@ -160,7 +161,7 @@ def telling_lines(
             continue
         # The level a prefix gave the line ("INFO 08-10 21:22:23 llm.py:12]", "2024-09-04 23:45:31,637 [INFO]").
         informational = cl.level in QUIET_LEVELS or bool(QUIET_LINE_RE.match(line))
-        if not informational or (with_warnings and (cl.level == "WARNING" or WARNING_LOG_LINE_RE.match(line))):
+        if not informational or (with_warnings and WARNING_LOG_LINE_RE.match(line)):
             out.append(line)
             if len(out) == limit:
                 break
