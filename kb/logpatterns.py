@@ -56,10 +56,11 @@ PREFIX_RES = (
     re.compile(r"^(?:>\s?)+(?=\S)"),
     re.compile(r"^`(?!``)"),
     # Python logging with its time first, the level in words: "2024-09-04 23:45:31,637 [INFO] (trainer) ",
-    # "2024-09-04 23:45:31,637 - root - ERROR - ", loguru's "2024-09-04 23:45:31.637 | WARNING  | ".
+    # "2024-09-04 23:45:31,637 - root - ERROR - ", loguru's "2024-09-04 23:45:31.637 | WARNING  | ",
+    # FastChat's "2025-05-15 23:11:06 | ERROR | stderr | ".
     re.compile(
         r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s+[-|]\s+[\w.\-]{1,60})?\s+(?:[-|]\s+)?"
-        r"\[?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL)\]?:?(?:\s+[-|])?\s+(?=\S)"
+        r"\[?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL)\]?:?(?:\s+\|\s+[\w.\-]{1,60}(?=\s+\|\s))?(?:\s+[-|])?\s+(?=\S)"
     ),
     # Python logging's default format: "ERROR:root:", "WARNING:accelerate.accelerator:".
     re.compile(r"^(?P<level>ERROR|CRITICAL|WARNING|INFO|DEBUG):[\w.\-]{1,60}:(?=\S)"),

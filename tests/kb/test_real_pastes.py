@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from kb.logclean import clean_line
 from kb.logscan import scan_log
 from kb.rootcause import select_root
-from kb.signature import signature_from_text
+from kb.signature import signature_from_text, telling_lines
+from triage.lexical import raw_tokens
 
 
 def root_of(text: str) -> tuple[str, str, str]:
@@ -822,3 +824,59 @@ def test_a_generic_error_line_is_not_said_to_report_another_processs_failure():
     summary = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \ntrain.py FAILED\n"
     choice = select_root(scan_log(summary))
     assert choice.root is not None and any("another process" in n for n in choice.notes)
+
+
+def test_a_python_logging_info_line_with_its_time_first_is_no_error():
+    # github.com/bghira/SimpleTuner/issues/940: the INFO line says "does not exist", the failure is
+    # the traceback under it (cut off before its exception line).
+    text = (
+        "2024-09-04 23:45:31,637 [INFO] (helpers.training.trainer) Checkpoint 'latest' does not exist. "
+        "Starting a new training run.\n"
+        "2024-09-04 23:45:31,639 [INFO] (helpers.training.trainer) Loading our accelerator...\n"
+        "value should be one of int, float, str, bool, or torch.Tensor\n"
+        "Traceback (most recent call last):\n"
+        '  File "/data1/foss/SimpleTuner/train.py", line 50, in <module>\n'
+        "    trainer.init_trackers()\n"
+        '  File "/data1/foss/SimpleTuner/venv/lib/python3.10/site-packages/accelerate/accelerator.py", '
+        "line 2586, in init_trackers\n"
+        "    tracker.store_init_configuration(config)\n"
+    )
+    sig, choice = signature_from_text(text)
+    assert choice.root is not None and choice.root.kind == "truncated_traceback"
+    assert "does not exist" not in sig.raw_message
+    assert "Checkpoint 'latest'" not in "\n".join(telling_lines(text))
+
+
+def test_python_logging_levels_after_the_time_are_read():
+    error = "2024-01-05 10:00:00,001 - root - ERROR - Failed to connect to the reward server at 10.0.0.5:8000"
+    assert clean_line(error).level == "ERROR" and clean_line(error).text.startswith("Failed to connect")
+    loguru = "2024-01-05 10:00:00.001 | WARNING  | reward:score:12 - empty completion"
+    assert clean_line(loguru).level == "WARNING"
+    assert clean_line("2024-01-05 10:00:00 something happened").level == ""
+
+
+def test_a_traceback_logged_line_by_line_through_fastchats_logger_is_read():
+    # github.com/lm-sys/FastChat (fresh9): docker compose's prefix, then FastChat's "time | ERROR | stderr |"
+    # on every line of the traceback; the user put the exception line in bold.
+    head = "fastchat-model-worker-mistral7b-1  | 2025-05-15 23:11:06 | ERROR | stderr | "
+    text = "".join(
+        head + line + "\n"
+        for line in (
+            '  File "/app/venv/lib/python3.11/site-packages/fastchat/serve/vllm_worker.py", line 173, in generate',
+            "    async for x in self.generate_stream(params):",
+            '  File "/app/venv/lib/python3.11/site-packages/fastchat/serve/vllm_worker.py", line 106, in generate_stream',
+            "    sampling_params = SamplingParams(",
+            "**TypeError: Unexpected keyword argument 'use_beam_search'**",
+        )
+    )
+    sig, _ = signature_from_text(text)
+    assert sig.exc_type == "TypeError" and sig.raw_message == "Unexpected keyword argument 'use_beam_search'"
+    assert sig.frames[0] == "fastchat.serve.vllm_worker:generate_stream"
+
+
+def test_a_markdown_fence_is_no_word_of_the_failure():
+    # github.com/verl-project/verl/issues/2389: an error pasted in a ```txt fence; its info string
+    # had become the paste's last telling line, and "txt" a word matched against entries' texts.
+    text = "```txt\nAPI Request Error: Server Error (500) on attempt 1/10\n```"
+    assert telling_lines(text) == ["API Request Error: Server Error (500) on attempt 1/10"]
+    assert "txt" not in raw_tokens(text)

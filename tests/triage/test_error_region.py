@@ -29,3 +29,32 @@ def test_a_real_error_keeps_the_region_to_its_own_lines():
     assert choice.root is not None and choice.root.exc_type == "RuntimeError"
     region = error_region(log, (choice.root,), telling_lines(log))
     assert "loading state_dict" in region and "FSDP" not in region
+
+
+def test_the_lines_another_process_printed_beside_an_error_are_not_its_region():
+    # fresh11-long: a user's report pasted at the end of a verl job log, right under a Ray worker's
+    # start-up FutureWarning (github.com/unslothai/unsloth, "… not supported yet!").
+    log = (
+        "(WorkerDict pid=4123) Actor use_remove_padding=False\n"
+        "(WorkerDict pid=4123) no hf weight loader need to be updated\n"
+        "(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/"
+        "fully_sharded_data_parallel.py:689: FutureWarning: FSDP.state_dict_type() and "
+        "FSDP.set_state_dict_type() are being deprecated. Please use APIs, get_state_dict() and set_state_dict().\n"
+        "`NotImplementedError: Unsloth: Writer/palmyra-med-20b not supported yet!`\n"
+    )
+    _, choice = signature_from_text(log)
+    assert choice.root is not None and choice.root.exc_type == "NotImplementedError"
+    region = error_region(log, (choice.root,), telling_lines(log))
+    assert "palmyra-med-20b" in region and "FSDP" not in region and "hf weight loader" not in region
+
+
+def test_the_same_process_lines_around_an_error_stay_in_its_region():
+    log = (
+        "[rank0]: loading shard 3 of 8 from /ckpt/actor\n"
+        "(WorkerDict pid=77) heartbeat ok\n"
+        "[rank0]: RuntimeError: Error(s) in loading state_dict for Qwen2ForCausalLM:\n"
+    )
+    _, choice = signature_from_text(log)
+    assert choice.root is not None and choice.root.exc_type == "RuntimeError"
+    region = error_region(log, (choice.root,), telling_lines(log))
+    assert "loading shard 3 of 8" in region and "heartbeat" not in region
