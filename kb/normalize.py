@@ -254,7 +254,8 @@ def error_family(masked_message: str) -> tuple[str, frozenset[str]] | None:
 # ('GRPOConfig' vs 'DataCollatorForCompletionOnlyLM'), the called function, the command-line
 # flag or linked library (-lcuda vs -lcurand), the shared library a loader could not open
 # (libmpi.so.12 vs libcudart.so.12), the error code (Error 802 vs Error 804).
-SLOT_QUOTED_RE = re.compile(r"(?<![\w'\"`])['\"`‘“]([^\s'\"`’”]{2,100})['\"`’”]")
+# A name quoted with one kind of quote and closed by another ('resource‘”) is read up to the first.
+SLOT_QUOTED_RE = re.compile(r"(?<![\w'\"`])['\"`‘“]([^\s'\"`‘’“”]{2,100})['\"`‘’“”]")
 SLOT_CALL_RE = re.compile(r"\b([A-Za-z_][\w.]*[A-Za-z_]\w*)\(\)")
 SLOT_FLAG_RE = re.compile(r"(?<![\w/.<>-])(--?[A-Za-z][\w.+-]*)")
 SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:=(#]?\s*(-?\d{1,4})\b", re.I)
@@ -263,7 +264,7 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 2
+SLOT_RULES = 3
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")

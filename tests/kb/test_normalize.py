@@ -129,3 +129,10 @@ def test_a_models_name_is_no_slot():
     # A name with digits that is no model's stays: a module, a layer's key.
     assert message_slots("No module named 'flash_attn_2_cuda'") == ("flash_attn_#_cuda",)
     assert message_slots("KeyError: 'model.layers.0.mlp.gate_proj.weight'") == ("model.layers.#.mlp.gate_proj.weight",)
+
+
+def test_a_name_quoted_with_mixed_quotes_is_the_name_alone():
+    # A user's "ModuleNotFoundError: No module named 'resource‘”is displayed" (vllm on native Windows):
+    # the slot is the module, as in the entry's "No module named 'resource'".
+    assert message_slots("No module named 'resource‘”is displayed") == message_slots("No module named 'resource'")
+    assert message_slots("No module named ‘resource’") == ("resource",)
