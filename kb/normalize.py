@@ -264,13 +264,13 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 4
+SLOT_RULES = 3
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")
 # A shared library is named by its stem: libcudart.so.11.0 and libcudart.so.12 are one slot.
 SLOT_LIBRARY_RE = re.compile(
-    r"(?<![\w.-])(lib[A-Za-z][\w+-]*(?:\.\d+)*)\.(?:so|dylib)\b|(?<![\w.-])([A-Za-z][\w+-]*)\.dll\b", re.I
+    r"(?<![\w.-])(lib[A-Za-z][\w+-]*)\.(?:so|dylib)\b|(?<![\w.-])([A-Za-z][\w+-]*)\.dll\b", re.I
 )
 
 
