@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kb.logscan import ErrorBlock
 from kb.signature import signature_from_text, telling_lines
 from triage.lexical import error_region
 
@@ -16,18 +17,23 @@ step 1 loss 0.93
 """
 
 
+def root_and_region(log: str) -> tuple[ErrorBlock, str]:
+    """The paste's root error and the region retrieval reads around it."""
+    _, choice = signature_from_text(log)
+    assert choice.root is not None
+    return choice.root, error_region(log, (choice.root,), telling_lines(log))
+
+
 def test_a_warning_alone_does_not_hide_how_the_log_ends():
-    _, choice = signature_from_text(LOG)
-    assert choice.root is not None and choice.root.kind == "warning"
-    region = error_region(LOG, (choice.root,), telling_lines(LOG))
+    root, region = root_and_region(LOG)
+    assert root.kind == "warning"
     assert "FSDP.state_dict_type()" in region and "waiting on the weight sync barrier" in region
 
 
 def test_a_real_error_keeps_the_region_to_its_own_lines():
     log = LOG + "RuntimeError: Error(s) in loading state_dict for BertModel:\n"
-    _, choice = signature_from_text(log)
-    assert choice.root is not None and choice.root.exc_type == "RuntimeError"
-    region = error_region(log, (choice.root,), telling_lines(log))
+    root, region = root_and_region(log)
+    assert root.exc_type == "RuntimeError"
     assert "loading state_dict" in region and "FSDP" not in region
 
 
@@ -42,9 +48,8 @@ def test_the_lines_another_process_printed_beside_an_error_are_not_its_region():
         "FSDP.set_state_dict_type() are being deprecated. Please use APIs, get_state_dict() and set_state_dict().\n"
         "`NotImplementedError: Unsloth: Writer/palmyra-med-20b not supported yet!`\n"
     )
-    _, choice = signature_from_text(log)
-    assert choice.root is not None and choice.root.exc_type == "NotImplementedError"
-    region = error_region(log, (choice.root,), telling_lines(log))
+    root, region = root_and_region(log)
+    assert root.exc_type == "NotImplementedError"
     assert "palmyra-med-20b" in region and "FSDP" not in region and "hf weight loader" not in region
 
 
@@ -54,7 +59,6 @@ def test_the_same_process_lines_around_an_error_stay_in_its_region():
         "(WorkerDict pid=77) heartbeat ok\n"
         "[rank0]: RuntimeError: Error(s) in loading state_dict for Qwen2ForCausalLM:\n"
     )
-    _, choice = signature_from_text(log)
-    assert choice.root is not None and choice.root.exc_type == "RuntimeError"
-    region = error_region(log, (choice.root,), telling_lines(log))
+    root, region = root_and_region(log)
+    assert root.exc_type == "RuntimeError"
     assert "loading shard 3 of 8" in region and "heartbeat" not in region
