@@ -125,6 +125,9 @@ def summary_markdown(answer: dict[str, Any], base_url: str, numbers: list[int | 
         if numbers and 0 < first <= last <= len(numbers):
             first, last = numbers[first - 1] or first, numbers[last - 1] or last
         lines[-1] += f" (log lines {first}–{last})"
+    # What the server says about how it read the log (a symptom, a cut-off traceback, start-up noise).
+    if answer.get("notes"):
+        lines += ["", *(f"> ⚠ {note}" for note in answer["notes"])]
     matches = answer.get("matches", [])
     verdict = answer.get("verdict")
     if verdict == "match" and matches:

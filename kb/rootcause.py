@@ -140,6 +140,11 @@ def select_root(blocks: tuple[ErrorBlock, ...]) -> RootChoice:
             "This error is a symptom: it reports that another process or server failed. "
             "That process's own log (the rollout server, the Ray worker, the other rank) holds the cause."
         )
+    if root.kind == "truncated_traceback" and not root.message:
+        notes.append(
+            "The traceback stops before its last line, the exception (“ValueError: …”) that says what "
+            "failed, so it is matched by its frames alone: paste it to the end for a surer answer."
+        )
     if root.kind == "metric" and root.pattern == "grpo_zero_loss_expected":
         notes.append(
             "A GRPO loss of 0 in the first steps is expected while rewards vary (reward_std > 0): "

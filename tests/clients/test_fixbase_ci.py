@@ -261,3 +261,14 @@ def test_the_summary_says_how_a_listed_entry_differs_from_the_error():
 
     assert f"(score 0.40)\n  - {differs}\n- [Another]" in possible
     assert f"### Known issue: [Object of type Tensor](http://x/kb/entries/1/)\n\n> {differs}\n\nCast it." in match
+
+
+def test_the_summary_carries_the_servers_notes_on_how_it_read_the_log():
+    sig = {"kind": "truncated_traceback", "label": "Root error", "message": ""}
+    note = "The traceback stops before its last line, the exception that says what failed."
+
+    text = fixbase_ci.summary_markdown({"verdict": "no_match", "matches": [], "signature": sig, "notes": [note]}, "x")
+    older = fixbase_ci.summary_markdown({"verdict": "no_match", "matches": [], "signature": sig}, "x")  # no notes
+
+    assert f"\n\n> ⚠ {note}\n\n### No known match" in text
+    assert "⚠" not in older

@@ -845,6 +845,7 @@ def test_a_python_logging_info_line_with_its_time_first_is_no_error():
     assert choice.root is not None and choice.root.kind == "truncated_traceback"
     assert "does not exist" not in sig.raw_message
     assert "Checkpoint 'latest'" not in "\n".join(telling_lines(text))
+    assert any("stops before its last line" in n for n in choice.notes)
 
 
 def test_python_logging_levels_after_the_time_are_read():

@@ -364,3 +364,20 @@ def test_line_numbers_count_newlines_as_ingest_and_grep_do_not_progress_bar_redr
 
     assert body["signature"]["root_lines"][1] == error_line
     assert parse_rawlog(log)[0].line_end == error_line  # ingest numbers the same text the same way
+
+
+def test_a_traceback_cut_before_its_exception_says_so(kb, ci):
+    # A CI hook's log tail that kept the frames but not the exception line under them.
+    cut = (
+        "Traceback (most recent call last):\n"
+        '  File "/data1/foss/SimpleTuner/train.py", line 50, in <module>\n'
+        "    trainer.init_trackers()\n"
+        '  File "/venv/lib/python3.10/site-packages/accelerate/accelerator.py", line 2586, in init_trackers\n'
+        "    tracker.store_init_configuration(config)\n"
+    )
+    body = ci.post("/api/v1/triage/", cut, content_type="text/plain").json()
+    assert any("stops before its last line" in n for n in body["notes"])
+    whole = ci.post(
+        "/api/v1/triage/", cut + "ValueError: value should be one of int, float, str\n", content_type="text/plain"
+    )
+    assert not any("stops before its last line" in n for n in whole.json()["notes"])
