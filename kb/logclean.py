@@ -77,6 +77,11 @@ def process_tag(prefix: str) -> str:
     return " ".join(m.strip() for m in PROCESS_TAG_RE.findall(prefix))
 
 
+def line_stream(raw: str) -> str:
+    """The tag of the process that printed a raw log line (`process_tag`); "" for an untagged line."""
+    return process_tag(clean_line(raw).prefix)
+
+
 def for_display(text: str) -> str:
     """An error line as a title shows it: without progress bars of any width or a logger's header."""
     return DISPLAY_NOISE_RE.sub(" ", text).strip()

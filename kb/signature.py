@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from kb.exceptionlines import match_exception
-from kb.logclean import clean_line, log_lines, process_tag
+from kb.logclean import clean_line, line_stream, log_lines, process_tag
 from kb.logpatterns import CI_QUIET, FENCE_LINE_RE, QUIET_LINE_RE, WARNING_LOG_LINE_RE
 from kb.logscan import ErrorBlock, Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
@@ -278,7 +278,7 @@ def other_stream_after(text: str, block: ErrorBlock) -> str:
     tag = process_tag(block.prefix)
     if not tag:
         return ""
-    rest = "\n".join(line for line in log_lines(text)[block.line_end :] if process_tag(clean_line(line).prefix) != tag)
+    rest = "\n".join(line for line in log_lines(text)[block.line_end :] if line_stream(line) != tag)
     return rest if telling_lines(rest, limit=1, with_warnings=True) else ""
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from kb.logclean import clean_line, log_lines, process_tag
+from kb.logclean import clean_line, line_stream, log_lines, process_tag
 from kb.logpatterns import FENCE_LINE_RE, QUIET_LINE_RE
 from kb.logscan import ErrorBlock, scan_log
 from kb.normalize import SLOT_RULES
@@ -96,12 +96,11 @@ def _lines_around(
     for b in blocks:
         # The lines around an error that another process printed (a worker's start-up notice beside
         # the driver's error) are that process's, not the error's surroundings.
-        stream = process_tag(clean_line(lines[b.line_start - 1]).prefix) if b.line_start <= len(lines) else ""
-        numbers.update(range(b.line_start, min(len(lines), b.line_end) + 1))
+        stream = process_tag(b.prefix)
         numbers.update(
             n
             for n in range(max(1, b.line_start - before), min(len(lines), b.line_end + after) + 1)
-            if process_tag(clean_line(lines[n - 1]).prefix) == stream
+            if b.line_start <= n <= b.line_end or line_stream(lines[n - 1]) == stream
         )
     out: list[str] = []
     seen: set[str] = set()
