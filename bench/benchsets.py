@@ -40,6 +40,7 @@ GATHERED = (
     "fresh10",
     "fresh11",
     "fresh12",
+    "fresh13",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
