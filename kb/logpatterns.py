@@ -84,6 +84,11 @@ EXC_RE = re.compile(
     r"(?:\((?P<inner>[\w.]+)\))?"
     r"(?:(?P<colon>:)\s*(?P<msg>.*))?$"
 )
+# An exception printed as its repr, as a logger prints the exception object it caught
+# (`ERROR … [engine.py:158] AssertionError('Only FlashAttention backend is supported for now.')`).
+EXC_REPR_RE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z]\w*(?:Error|Exception))\((?P<q>['\"])(?P<msg>.*\S.*)(?P=q),?\)$"
+)
 # Any class named with its module, as Python prints an exception that is not a builtin, whatever its
 # name ends in (pyarrow.lib.ArrowInvalid: …, torch._dynamo.exc.Unsupported: …). Loggers and config
 # dumps print the same shape (util.NativeCodeLoader: …, env.CUDA_VISIBLE_DEVICES: …), so it is read

@@ -881,3 +881,42 @@ def test_a_markdown_fence_is_no_word_of_the_failure():
     text = "```txt\nAPI Request Error: Server Error (500) on attempt 1/10\n```"
     assert telling_lines(text) == ["API Request Error: Server Error (500) on attempt 1/10"]
     assert "txt" not in raw_tokens(text)
+
+
+def test_exception_a_logger_printed_as_its_repr_is_the_root_not_the_access_log_line_above_it():
+    # vLLM's engine logs the exception object it caught; the HTTP 500 above it is what the client saw.
+    text = (
+        "INFO 03-19 11:53:56 [cuda.py:234] Cannot use FlashAttention-2 backend for Volta and Turing GPUs. \n"
+        "INFO 03-19 11:53:56 [cuda.py:282] Using XFormers backend.  \n"
+        ".....  \n"
+        'INFO:     127.0.0.1:41950 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error\n'
+        "ERROR 03-19 11:54:51 [engine.py:158] AssertionError('Only FlashAttention backend is supported for now.')"
+    )
+    exc, _, message = root_of(text)
+    assert (exc, message) == ("AssertionError", "Only FlashAttention backend is supported for now.")
+
+
+def test_traceback_a_logger_prints_under_an_exception_repr_outranks_the_repr():
+    # The repr names the wrapper (RuntimeError); the traceback under it says what failed.
+    head = "ERROR 10-11 16:03:09 engine.py:157] "
+    text = "\n".join(
+        head + line
+        for line in (
+            "RuntimeError('Error in model execution: Loading lora /home/fahadh/models/Qwen2.5-3B-adapter_otas failed')",
+            "Traceback (most recent call last):",
+            '  File "/home/fahadh/vllm/vllm/lora/models.py", line 218, in from_local_checkpoint',
+            "    module_name, _ = parse_fine_tuned_lora_name(lora_module)",
+            '  File "/home/fahadh/vllm/vllm/lora/utils.py", line 113, in parse_fine_tuned_lora_name',
+            '    raise ValueError(f"{name} is unsupported LoRA weight")',
+            "ValueError: base_model.model.lm_head.weight is unsupported LoRA weight",
+        )
+    )
+    exc, _, message = root_of(text)
+    assert (exc, message) == ("ValueError", "base_model.model.lm_head.weight is unsupported LoRA weight")
+    assert any(b.exc_type == "RuntimeError" and b.pattern == "exception_repr" for b in scan_log(text))
+
+
+def test_a_repr_needs_an_exception_class_and_a_quoted_message():
+    assert scan_log("print('Only FlashAttention backend')\n") == ()
+    assert not any(b.exc_type == "ValueError" for b in scan_log("ValueError('')\n"))
+    assert not any(b.exc_type == "ValueError" for b in scan_log("    ValueError('an indented line of code')\n"))
