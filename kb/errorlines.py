@@ -18,7 +18,6 @@ from kb.logpatterns import (
     CODE_LINE_RE,
     DEBUGGER_EXC_RE,
     ERROR_LINE_PATTERNS,
-    EXC_RE,
     EXC_REPR_RE,
     HANDLED_RE,
     HTTP_ERROR_RE,
@@ -88,13 +87,11 @@ def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
         return finish_exception(scan, i, i, exc, [], [], "")
     as_repr = EXC_REPR_RE.match(s) if not indented else None
     if as_repr:
-        # A logger's line holding the exception object it caught, as its repr; read as Python prints
-        # it (`Type: message`), ranked as a summary: the traceback a logger prints under it is surer.
-        exc = EXC_RE.match(f"{as_repr.group('type')}: {as_repr.group('msg')}")
-        if exc:
-            end = finish_exception(scan, i, i, exc, [], [], "")
-            scan.blocks[-1] = replace(scan.blocks[-1], pattern="exception_repr")
-            return end
+        # A logger's line holding the exception object it caught, as its repr: ranked as a summary,
+        # since the traceback a logger prints under it is surer.
+        end = finish_exception(scan, i, i, as_repr, [], [], "")
+        scan.blocks[-1] = replace(scan.blocks[-1], pattern="exception_repr")
+        return end
     # Weak roots, outranked by a logger's error line: a class named with its module and a message
     # (pyarrow.lib.ArrowInvalid: …; a logger prints the same shape), or an unmistakable class alone
     # on its line (a bare `AssertionError` under the `assert` a paste kept).

@@ -86,8 +86,10 @@ EXC_RE = re.compile(
 )
 # An exception printed as its repr, as a logger prints the exception object it caught
 # (`ERROR … [engine.py:158] AssertionError('Only FlashAttention backend is supported for now.')`).
+# Its groups are EXC_RE's, for the same readers (`inner` matches nothing: a repr wraps no type).
 EXC_REPR_RE = re.compile(
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z]\w*(?:Error|Exception))\((?P<q>['\"])(?P<msg>.*\S.*)(?P=q),?\)$"
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Za-z]\w*(?:Error|Exception)|Exception))"
+    r"\((?P<q>['\"])(?P<msg>\S.*?)\s*(?P=q),?\)(?P<inner>)$"
 )
 # Any class named with its module, as Python prints an exception that is not a builtin, whatever its
 # name ends in (pyarrow.lib.ArrowInvalid: …, torch._dynamo.exc.Unsupported: …). Loggers and config

@@ -920,3 +920,10 @@ def test_a_repr_needs_an_exception_class_and_a_quoted_message():
     assert scan_log("print('Only FlashAttention backend')\n") == ()
     assert not any(b.exc_type == "ValueError" for b in scan_log("ValueError('')\n"))
     assert not any(b.exc_type == "ValueError" for b in scan_log("    ValueError('an indented line of code')\n"))
+
+
+def test_a_bare_exception_printed_as_its_repr_is_read_too():
+    blocks = scan_log("ERROR 03-19 11:54:51 [engine.py:158] Exception('Worker process died unexpectedly')\n")
+    assert [(b.exc_type, b.message, b.pattern) for b in blocks] == [
+        ("Exception", "Worker process died unexpectedly", "exception_repr")
+    ]
