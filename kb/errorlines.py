@@ -90,7 +90,7 @@ def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
         # A logger's line holding the exception object it caught, as its repr: ranked as a summary,
         # since the traceback a logger prints under it is surer.
         end = finish_exception(scan, i, i, as_repr, [], [], "")
-        scan.blocks[-1] = replace(scan.blocks[-1], pattern="exception_repr")
+        scan.blocks[-1] = replace(scan.blocks[-1], from_repr=True)
         return end
     # Weak roots, outranked by a logger's error line: a class named with its module and a message
     # (pyarrow.lib.ArrowInvalid: …; a logger prints the same shape), or an unmistakable class alone

@@ -72,7 +72,7 @@ def deprecation_notice(block: ErrorBlock) -> bool:
 def _tier(block: ErrorBlock) -> int:
     if block.weak:
         return 5  # below a logger's error line: a logger may print this shape as well
-    if block.pattern == "exception_repr":
+    if block.from_repr:
         return 3  # the exception as a logger summed it up: the traceback it prints under it is surer
     if block.kind in ("traceback", "exception_line"):
         return 0 if informative(block) and not block.symptom else 3

@@ -913,7 +913,7 @@ def test_traceback_a_logger_prints_under_an_exception_repr_outranks_the_repr():
     )
     exc, _, message = root_of(text)
     assert (exc, message) == ("ValueError", "base_model.model.lm_head.weight is unsupported LoRA weight")
-    assert any(b.exc_type == "RuntimeError" and b.pattern == "exception_repr" for b in scan_log(text))
+    assert any(b.exc_type == "RuntimeError" and b.from_repr for b in scan_log(text))
 
 
 def test_a_repr_needs_an_exception_class_and_a_quoted_message():
@@ -924,6 +924,6 @@ def test_a_repr_needs_an_exception_class_and_a_quoted_message():
 
 def test_a_bare_exception_printed_as_its_repr_is_read_too():
     blocks = scan_log("ERROR 03-19 11:54:51 [engine.py:158] Exception('Worker process died unexpectedly')\n")
-    assert [(b.exc_type, b.message, b.pattern) for b in blocks] == [
-        ("Exception", "Worker process died unexpectedly", "exception_repr")
+    assert [(b.exc_type, b.message, b.from_repr) for b in blocks] == [
+        ("Exception", "Worker process died unexpectedly", True)
     ]
