@@ -41,6 +41,7 @@ GATHERED = (
     "fresh11",
     "fresh12",
     "fresh13",
+    "fresh14",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
