@@ -41,6 +41,8 @@ class ErrorBlock:
     # whose name need not end in Error (a logger prints that shape too), or a class alone on its
     # line with no message. It is a root only when nothing surer is there.
     weak: bool = False
+    # An exception a sentence names ("…it fails with `ValueError: …`"): as sure as a generic error line.
+    from_prose: bool = False
     # An exception a logger printed as its repr (`AssertionError('…')`): a summary, which the
     # traceback it prints under it outranks.
     from_repr: bool = False

@@ -102,11 +102,11 @@ def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
             scan.blocks[-1] = replace(scan.blocks[-1], weak=True)
             return end
         # An exception named in a sentence ("…when running it, TypeError: EngineArgs.__init__() got
-        # …", "错误显示：pydantic_core….ValidationError: 1 validation error …"): weak as well.
+        # …", "错误显示：pydantic_core….ValidationError: 1 validation error …").
         exc = exception_in_prose(t)
         if exc:
             end = finish_exception(scan, i, i, exc, [], [], "")
-            scan.blocks[-1] = replace(scan.blocks[-1], weak=True)
+            scan.blocks[-1] = replace(scan.blocks[-1], from_prose=True)
             return end
     dbg = DEBUGGER_EXC_RE.match(t)
     if dbg:

@@ -72,6 +72,10 @@ def deprecation_notice(block: ErrorBlock) -> bool:
 def _tier(block: ErrorBlock) -> int:
     if block.weak:
         return 5  # below a logger's error line: a logger may print this shape as well
+    if block.from_prose:
+        # As sure as a generic error line, the earlier one winning: a report's sentence that names
+        # an exception says more than another of its sentences with an error word ("I can't find …").
+        return 4
     if block.from_repr:
         return 3  # the exception as a logger summed it up: the traceback it prints under it is surer
     if block.kind in ("traceback", "exception_line"):

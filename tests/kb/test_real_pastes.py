@@ -540,7 +540,7 @@ def test_the_same_multi_line_warning_from_two_processes_is_no_error():
     assert sig.kind == "warning" and choice.secondary == ()
 
 
-def test_an_exception_named_inside_a_sentence_is_a_weak_root():
+def test_an_exception_named_inside_a_sentence_is_read():
     # Reports that name the error mid-sentence, in English and in Chinese (verl and OpenRLHF issues).
     exc, _, message = root_of(
         "Using this command, the vllm version installed was 0.10.1.1, and I kept getting errors when running it, "
@@ -557,7 +557,7 @@ def test_an_exception_named_inside_a_sentence_is_a_weak_root():
     assert exc.endswith("ValidationError") and message.startswith("1 validation error for DeepSpeedZeroConfig")
 
 
-def test_an_exception_named_right_after_chinese_text_is_a_weak_root():
+def test_an_exception_named_right_after_chinese_text_is_read():
     # Chinese puts no space before a Latin word (LLaMA-Factory and transformers issues). Inside a job
     # log whose only warning is a start-up FutureWarning, such a report was read by the warning.
     warning = (
@@ -581,7 +581,7 @@ def test_an_exception_named_right_after_chinese_text_is_a_weak_root():
     assert exc == "FutureWarning"
 
 
-def test_an_error_quoted_in_a_sentence_as_code_or_bold_is_a_weak_root_ending_at_the_quote():
+def test_an_error_quoted_in_a_sentence_as_code_or_bold_ends_at_the_quote():
     # transformers and DeepSpeed issues: the error marked up inside the report's prose.
     exc, _, message = root_of(
         "The problem arises when i try to use a tokenizer (from whatever model in my experiments) on multiple "
@@ -594,6 +594,28 @@ def test_an_error_quoted_in_a_sentence_as_code_or_bold_is_a_weak_root_ending_at_
         "before attempting to pre-compile ops.` when I ran DS_BUILD_OPS=1 pip install deepspeed\n"
     )
     assert exc == "AssertionError" and message.endswith("before attempting to pre-compile ops.")
+
+
+def test_an_error_quoted_in_a_report_outranks_a_later_sentence_with_an_error_word():
+    # https://github.com/ray-project/ray/issues/64466, the first report of vLLM's removed `task`
+    # argument: the quoted ValueError says what failed; "can't find" in the next paragraph is prose.
+    exc, _, message = root_of(
+        "Hi team, I was following the [Deploy an embedding model](https://docs.ray.io/en/latest/serve/llm/"
+        "user-guides/vllm-compatibility.html#deploy-an-embedding-model) documentation and came across an "
+        'error. When specifying `task="embed"`, it fails with `ValueError: Unknown engine argument: task`.\n'
+        "\n"
+        "It's due to it referencing outdated docs. Atm, in [vLLM's Supported Models documentation]"
+        "(https://docs.vllm.ai/en/stable/cli/serve/#vllm-serve), I can't find the `text-embedding-task-embed` "
+        "section. It seems everything has been subsumed under the [Pooling Models]"
+        "(https://docs.vllm.ai/en/stable/models/pooling_models/) section.\n"
+    )
+    assert (exc, message) == ("ValueError", "Unknown engine argument: task")
+    # Of a generic error line and a named exception, the earlier still wins.
+    exc, pattern, _ = root_of(
+        "ERROR: could not connect to the rollout server at step 12\n"
+        "Then the client said ValueError: Unknown engine argument: task\n"
+    )
+    assert (exc, pattern) == ("", "log_error")
 
 
 def test_a_sentence_that_only_mentions_an_error_word_is_no_exception():
