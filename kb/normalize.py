@@ -264,7 +264,7 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 3
+SLOT_RULES = 4
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")
@@ -295,8 +295,9 @@ def slot_surfaces(raw_message: str) -> dict[str, str]:
 
 
 def _slot_values(raw_message: str) -> list[tuple[str, str]]:
-    """(slot, as written) of each distinguishing value of the message, in order."""
-    text = raw_message[:1000]
+    """(slot, as written) of each distinguishing value of the message, in order; a library's
+    sentences appended to many errors (BOILERPLATE_RES) name none."""
+    text = strip_boilerplate(raw_message[:1500])[:1000]
     found = [
         (_slot(v), v)
         for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE)

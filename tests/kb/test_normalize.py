@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from kb.normalize import mask_message, message_slots, module_of, surface_words, tokenize
+from triage.ranking import slot_agreement
 
 
 def test_masking_removes_what_differs_between_users():
@@ -101,6 +102,20 @@ def test_slots_keep_the_shared_library_a_loader_could_not_open():
     # Another version of the same library is the same slot.
     assert message_slots("OSError: libcudart.so.11.0: cannot open shared object file") == cudart
     assert message_slots('OSError: [WinError 126] Error loading "C:/torch/lib/fbgemm.dll"')[-1] == "fbgemm"
+
+
+def test_a_librarys_sentence_appended_to_many_errors_names_no_slot():
+    # Two reports of one failure (a display GPU's watchdog), by PyTorch 2.x and by an old release:
+    # the newer one's hint names `TORCH_USE_CUDA_DSA`, which would conflict with the older one's code.
+    newer = message_slots(
+        "CUDA error: the launch timed out and was terminated\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+        "below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."
+    )
+    older = message_slots("cuda runtime error (6) : the launch timed out and was terminated at THCTensorCopy.cpp:21")
+    assert newer == () and older == ("code:6",)
+    assert slot_agreement(newer, older)["slot_conflict"] == 0.0
 
 
 def test_slots_keep_the_port_of_a_connection_not_the_address():
