@@ -130,7 +130,8 @@ def select_root(blocks: tuple[ErrorBlock, ...]) -> RootChoice:
     1. Drop repeats (multi-rank output).
     2. Prefer, in order: an informative exception that is not a known symptom, a specific
        error line (OOM, NCCL WARN, command not found, disk full...), a metrics anomaly, a
-       symptom exception, generic error lines, a traceback with no exception, a warning.
+       symptom exception, generic error lines (and an exception a sentence names), a traceback
+       with no exception, a warning.
     3. Within a tier the earliest wins: the first error in a log (and the innermost cause of
        a chain, which Python prints first) explains the ones after it.
     """
