@@ -42,6 +42,7 @@ GATHERED = (
     "fresh12",
     "fresh13",
     "fresh14",
+    "fresh15",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
