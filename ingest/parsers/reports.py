@@ -60,13 +60,31 @@ def reports_problem(text: str) -> bool:
     """A chat turn that hands over a failure: an error in it, a silent failure described in
     words, the user's own words saying something failed ("Got this error, how to fix?"), or a
     warning pasted with a question about it. A pasted log of warnings, or code, with no such
-    words and no question is not a report."""
+    words and no question is not a report; output that names no error, asked about, is one."""
     if has_error(text) or describes_failure(text):
         return True
     prose = prose_lines(text)
     if any(REPORT_WORDS_RE.search(line) for line in prose):
         return True
-    return any(REPAIR_QUESTION_RE.search(line) for line in prose) and bool(scan_log(text))
+    if not any(REPAIR_QUESTION_RE.search(line) for line in prose):
+        return False
+    return bool(scan_log(text)) or pastes_output(text)
+
+
+def pastes_output(text: str) -> bool:
+    """Whether a text holds a program's output: a line a launcher or logger stamped
+    (`(main_task pid=…)`, `[rank0]:`, `INFO 08-10 …`) or one line printed over and over. A notice
+    that names no error ("ANTLR runtime and generated code versions disagree") is such output."""
+    seen: set[str] = set()
+    for raw in text.splitlines():
+        cl = clean_line(raw)
+        line = cl.text.strip()
+        if not line:
+            continue
+        if cl.prefix or LOG_LINE_RE.match(line) or line in seen:
+            return True
+        seen.add(line)
+    return False
 
 
 def has_error(text: str, offset: int = 0) -> bool:
