@@ -73,6 +73,12 @@ def answer_features_extend(names: Sequence[str]) -> None:
     ANSWER_FEATURES = triage.ranking.ANSWER_FEATURES = (*ANSWER_FEATURES, *names)
 
 
+def set_unknown_weight(weight: float) -> None:
+    """An experiment: a refused undocumented failure counts `weight` times when the threshold is chosen."""
+    global UNKNOWN_WEIGHT
+    UNKNOWN_WEIGHT = weight
+
+
 def answer_probability(row: np.ndarray, coef: np.ndarray, bias: float) -> float:
     return float(1 / (1 + np.exp(-np.clip(row @ coef + bias, -30, 30))))
 
@@ -434,6 +440,12 @@ def parse_args() -> argparse.Namespace:
         default=[],
         help="also give the answer model this feature of the first candidate",
     )
+    ap.add_argument(
+        "--unknown-weight",
+        type=float,
+        default=UNKNOWN_WEIGHT,
+        help="how many known queries a refused undocumented failure counts for when the threshold is chosen",
+    )
     ap.add_argument("--show", action="store_true", help="print every wrong answer")
     ap.add_argument("--curve", action="store_true", help="print the precision-coverage curve of the CV scores")
     ap.add_argument(
@@ -500,6 +512,10 @@ def main() -> None:
         if args.fresh_train:
             for t in tables:
                 t.train_only = t.train_only or t.set_name.removesuffix("-long") in GATHERED
+        if args.unknown_weight != UNKNOWN_WEIGHT:
+            if args.write:
+                raise SystemExit("--unknown-weight is an experiment; answered right counts both kinds once: no --write")
+            set_unknown_weight(args.unknown_weight)
         if args.answer_add:
             if args.write:
                 raise SystemExit("--answer-add is an experiment; triage reads only ANSWER_FEATURES: no --write")
