@@ -11,7 +11,15 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kb.logpatterns import ANSI_RE, DISPLAY_NOISE_RE, PREFIX_RES, PROCESS_TAG_RE, TB_HEAD_RE, TQDM_RE
+from kb.logpatterns import (
+    ANSI_RE,
+    DISPLAY_NOISE_RE,
+    PREFIX_RES,
+    PROCESS_TAG_RE,
+    SPACED_ANSI_RE,
+    TB_HEAD_RE,
+    TQDM_RE,
+)
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,10 @@ def clean_line(raw: str) -> CleanLine:
             return structured
     if "\r" in text:
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
-    text = ANSI_RE.sub("", text)
+    uncoloured = ANSI_RE.sub("", text)
+    if uncoloured != text:
+        uncoloured = ANSI_RE.sub("", SPACED_ANSI_RE.sub("", text))
+    text = uncoloured
     if "%|" in text:
         text = TQDM_RE.sub("", text)
     prefix_parts = []

@@ -9,6 +9,11 @@ from __future__ import annotations
 import re
 
 ANSI_RE = re.compile(r"(?:\x1b)?\[\d{1,3}(?:;\d{1,3})*m|\x1b\[[0-9;?]*[A-Za-z]")
+# A colour code between two single spaces, as vLLM prints one after a worker's tag ("(VllmWorker
+# rank=0 pid=281) \x1b[0;0m WARNING 05-15 …"): it goes with one of the spaces, so the line reads as
+# it would uncoloured and the logger's header after the tag is still a prefix. Before an indented
+# line (two spaces or more) it leaves the indentation alone.
+SPACED_ANSI_RE = re.compile(rf" (?:{ANSI_RE.pattern})+(?= \S)")
 TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?]+[kM]?\s*\[[^\]\n]{0,80}\]")
 # What a title shows without: a progress bar of any width (a wide terminal draws bars past TQDM_RE's
 # 200 columns; the scanner keeps that bound, since widening it changed which chat turns are reports)

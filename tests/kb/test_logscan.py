@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from kb.logclean import clean_line
+from kb.logclean import clean_line, process_tag
 from kb.logpatterns import metric_anomaly
 from kb.logscan import scan_log
 
@@ -91,6 +91,21 @@ def test_clean_line_removes_ansi_progress_bars_and_launcher_prefixes():
     assert clean_line("(WorkerDict pid=8238) hello").prefix == "(WorkerDict pid=8238)"
     assert clean_line("vllm-1  | ERROR 11-18 18:07:28 engine.py:366] ValueError: x").text == "ValueError: x"
     assert clean_line("50%|#####     | 5/10 [00:01<00:01, 3.2it/s]\rRuntimeError: late").text == "RuntimeError: late"
+
+
+def test_a_colour_code_between_a_worker_tag_and_a_logger_header_leaves_both_prefixes():
+    # A vLLM user's paste (a public issue): the colour code's escape character was lost on the way.
+    pasted = (
+        "> (VllmWorker rank=0 pid=281) [0;0m WARNING 05-15 11:07:08 [fused_moe.py:659] Using default MoE config. "
+        "Performance might be sub-optimal! Config file not found at /opt/vllm/configs/E=16,N=1024.json"
+    )
+    for line in (pasted, pasted.replace("[0;0m", "\x1b[0;0m")):
+        cleaned = clean_line(line)
+        assert cleaned.text.startswith("Using default MoE config.")
+        assert cleaned.level == "WARNING"
+        assert process_tag(cleaned.prefix) == "(VllmWorker rank=0 pid=281)"
+    # Indentation after a tag is kept: a frame line stays a frame line.
+    assert clean_line('[rank0]: \x1b[31m  File "a.py", line 1, in f').text == '  File "a.py", line 1, in f'
 
 
 def test_error_lines_without_tracebacks_are_found_and_named():
