@@ -133,6 +133,8 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before staticfiles, whose runserver command config's (a pool of threads) takes the place of.
+    "config",
     "django.contrib.staticfiles",
     "django_htmx",
     "reversion",
