@@ -118,6 +118,8 @@ BOILERPLATE_RES = (
     re.compile(r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\.?", re.I),
     re.compile(r"Including non-PyTorch memory.*?(?=$)", re.I),
     re.compile(r"See documentation for Memory Management.*?(?=$)", re.I),
+    # ComfyUI's marker in front of every node's error: the message follows it.
+    re.compile(r"!!! Exception during processing !!!"),
 )
 
 

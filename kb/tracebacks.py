@@ -16,6 +16,7 @@ from kb.logpatterns import (
     CHAIN_DURING_RE,
     CODE_LINE_RE,
     FRAME_RE,
+    LABEL_LINE_RE,
     LOG_LINE_RE,
     RAISE_LINE_RE,
     RAY_SECTION_RE,
@@ -155,6 +156,21 @@ def _finish_cut(
                 symptom=False,
             )
         )
+    elif frames and (said := _failure_said_just_before(scan, start)):
+        # A program that prints what failed, then the traceback (ComfyUI's "!!! Exception during
+        # processing !!! <message>"): cut before its exception line, the traceback's failure is that line.
+        scan.blocks.append(
+            ErrorBlock(
+                kind="traceback",
+                exc_type="",
+                message=said,
+                frames=tuple(frames),
+                line_start=scan.lineno(start - 1),
+                line_end=scan.end_lineno(end),
+                wrappers=tuple(wrappers),
+                prefix=scan.logical[start][2],
+            )
+        )
     elif frames:
         scan.blocks.append(
             ErrorBlock(
@@ -182,6 +198,23 @@ def _logged_just_before(scan: ScanState, start: int) -> bool:
         and last.line_end == scan.lineno(start - 1)
         and not is_symptom(last.message)
     )
+
+
+# A line that says a failure happened, in the words programs print over a traceback.
+FAILURE_SAID_RE = re.compile(r"\b(?:exception|error)\b", re.I)
+
+
+def _failure_said_just_before(scan: ScanState, start: int) -> str:
+    """The line right above the traceback at `start`, when it says that something failed and no
+    block was read from it (a logger's error line is `_logged_just_before`'s): "" otherwise."""
+    if start == 0 or (scan.blocks and scan.blocks[-1].line_end >= scan.lineno(start - 1)):
+        return ""
+    above = scan.text(start - 1).strip()
+    if not FAILURE_SAID_RE.search(above) or not _is_informative(above) or LOG_LINE_RE.match(above):
+        return ""
+    if LABEL_LINE_RE.match(above) or above.endswith((":", "：")):
+        return ""  # "Here is the error:" introduces the traceback; it says nothing of the failure
+    return "" if starts_traceback(scan, start - 1) or CODE_LINE_RE.match(above) else above
 
 
 def _raise_statement(scan: ScanState, frame_idx: int) -> tuple[str, str] | None:

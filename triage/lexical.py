@@ -37,7 +37,8 @@ ENTRY_REGION_MIN_LINES = 40
 # How entries are read into the ranking copy (their problem texts, their messages' slots): a saved
 # copy read another way is built again.
 ENTRY_READING = (
-    f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};fences-markup;region-by-stream;exc-repr;prose-exc-tier"
+    f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};fences-markup;region-by-stream;exc-repr;prose-exc-tier;"
+    "comfyui-marker"
 )
 
 

@@ -949,3 +949,26 @@ def test_a_bare_exception_printed_as_its_repr_is_read_too():
     assert [(b.exc_type, b.message, b.from_repr) for b in blocks] == [
         ("Exception", "Worker process died unexpectedly", True)
     ]
+
+
+# A ComfyUI user's paste (a public issue): the node's error printed above a traceback the paste cut.
+COMFYUI_PASTE = (
+    "!!! Exception during processing !!! ChatGLMTokenizer._pad() got an unexpected keyword argument 'padding_side'\n"
+    "Traceback (most recent call last):\n"
+    '  File "G:\\AI\\ComfyUI_w\\ComfyUI\\execution.py", line 323, in execute\n'
+)
+
+
+def test_the_failure_a_program_printed_above_a_cut_traceback_is_its_message():
+    sig, choice = signature_from_text(COMFYUI_PASTE)
+    assert choice.root is not None and choice.root.kind == "traceback"
+    assert (choice.root.line_start, choice.root.line_end) == (1, 3)
+    assert sig.raw_message.endswith("ChatGLMTokenizer._pad() got an unexpected keyword argument 'padding_side'")
+    # ComfyUI's marker is said in front of every node's error: it is no part of what failed.
+    assert "processing" not in sig.message and "padding_side" in sig.message
+
+
+def test_a_sentence_that_introduces_a_cut_traceback_is_not_its_message():
+    for intro in ("I got the following error:", "Error log", "**Full traceback**"):
+        text = COMFYUI_PASTE.replace(COMFYUI_PASTE.splitlines()[0], intro)
+        assert [b.kind for b in scan_log(text)] == ["truncated_traceback"]
