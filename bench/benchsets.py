@@ -43,6 +43,7 @@ GATHERED = (
     "fresh13",
     "fresh14",
     "fresh15",
+    "fresh16",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
