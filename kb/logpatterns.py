@@ -38,6 +38,8 @@ PREFIX_RES = (
     re.compile("^" + STAMP_RE.pattern + r"\s?"),
     # Buildkite's inline timestamps ("_bk;t=1690000000000\x07").
     re.compile(r"^_bk;t=\d+\x07?"),
+    # Docker BuildKit's plain progress: the build step and the seconds since it began ("#10 98.65 ERROR: …").
+    re.compile(r"^#\d{1,4} \d+\.\d+ "),
     # CI markers, kept as the line's level: GitHub Actions "##[error]", "::error file=a.py,line=3::",
     # GitLab's "section_start:1690000000:step_script" (its text follows after a carriage return).
     re.compile(r"^##\[(?P<level>error|warning|notice|debug|group|endgroup|command|section)\]", re.I),

@@ -108,6 +108,20 @@ def test_a_colour_code_between_a_worker_tag_and_a_logger_header_leaves_both_pref
     assert clean_line('[rank0]: \x1b[31m  File "a.py", line 1, in f').text == '  File "a.py", line 1, in f'
 
 
+def test_docker_buildkit_step_and_time_are_a_prefix():
+    # A user's `docker build` output (a public issue): BuildKit puts the step and its seconds in front.
+    log = (
+        "#0 7.771 Collecting torch>=1.6.0 (from sentence-transformers==2.2.1->-r requirements.txt (line 1))\n"
+        "#0 11.07 ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. If you have updated "
+        "the package versions, please update the hashes.\n"
+    )
+    [block] = scan_log(log)
+    assert (block.kind, block.line_start) == ("error_line", 2)
+    assert block.message.startswith("ERROR: THESE PACKAGES DO NOT MATCH THE HASHES")
+    # A markdown heading or a numbered comment is no BuildKit line.
+    assert clean_line("#1 priority: fix the loader").text == "#1 priority: fix the loader"
+
+
 def test_error_lines_without_tracebacks_are_found_and_named():
     log = (
         "./train.sh: line 6: data.val_batch_size=1312: command not found\n"
