@@ -7,11 +7,13 @@ import pytest
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from ingest.models import Document
 from kb.models import Entry
 from tests.conftest import ROOT
 from tests.factories import CUDA_OOM, known_failures
+from triage.api import SurrogateCheck, TriageInput
 from triage.models import TriageRecord
 
 SM120 = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
@@ -117,6 +119,21 @@ def test_a_50_mb_paste_is_refused_with_413_and_stores_nothing(client):
     assert resp.status_code == 413
     assert resp.json()["error"]["code"] == "too_large" and "larger than" in resp.json()["error"]["message"]
     assert TriageRecord.objects.count() == 0
+
+
+def test_a_lone_surrogate_in_a_posted_log_is_a_400_that_names_it_and_stores_nothing(client):
+    # JSON can carry half of a UTF-16 pair ("\\ud83d" alone); no database can store it.
+    body = '{"log": "RuntimeError: boom \\ud83d after it"}'
+    resp = client.post("/api/v1/triage/", body, content_type="application/json")
+    assert resp.status_code == 400
+    assert "Surrogate characters are not allowed: U+D83D." in json.dumps(resp.json())
+    assert TriageRecord.objects.count() == 0
+    # A whole pair is a character like any other.
+    ok = client.post("/api/v1/triage/", '{"log": "RuntimeError: boom \\ud83d\\ude00"}', content_type="application/json")
+    assert ok.status_code == 200
+    # Checked by the encoder, not character by character in Python as DRF's own check does.
+    kinds = [type(v) for v in TriageInput().fields["log"].validators]
+    assert SurrogateCheck in kinds and ProhibitSurrogateCharactersValidator not in kinds
 
 
 def test_document_upload_returns_202_and_a_status_url(client, django_capture_on_commit_callbacks):
