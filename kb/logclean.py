@@ -52,10 +52,8 @@ def clean_line(raw: str) -> CleanLine:
             return structured
     if "\r" in text:
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
-    uncoloured = ANSI_RE.sub("", text)
-    if uncoloured != text:
-        uncoloured = ANSI_RE.sub("", SPACED_ANSI_RE.sub("", text))
-    text = uncoloured
+    if ANSI_RE.search(text):
+        text = ANSI_RE.sub("", SPACED_ANSI_RE.sub("", text))
     if "%|" in text:
         text = TQDM_RE.sub("", text)
     prefix_parts = []

@@ -122,26 +122,14 @@ def _finish_cut(
 ) -> None:
     """A traceback cut before its exception line: named by the `raise X(...)` under its last
     frame or by the type a wrapper names; else, right under a logger's error line, it is that
-    error's traceback; else it is recorded as truncated (frames only)."""
+    error's traceback; else, right under a line that says what failed, that line is its message;
+    else it is recorded as truncated (frames only)."""
+    if not frames:
+        return
     end = max(start, i - 1)
-    raised = _raise_statement(scan, last_frame_idx) if frames else None
-    if not raised and frames and wrapped:
-        raised = (wrapped, "")  # cut inside the wrapped traceback: its type is still known
-    if raised:
-        exc_type, message = raised
-        scan.blocks.append(
-            ErrorBlock(
-                kind="traceback",
-                exc_type=exc_type,
-                message=message,
-                frames=tuple(frames),
-                line_start=scan.lineno(start),
-                line_end=scan.end_lineno(end),
-                wrappers=tuple(wrappers),
-                prefix=scan.logical[start][2],
-            )
-        )
-    elif frames and _logged_just_before(scan, start):
+    # Cut inside a wrapped traceback, the type the wrapper names is still known.
+    raised = _raise_statement(scan, last_frame_idx) or ((wrapped, "") if wrapped else None)
+    if not raised and _logged_just_before(scan, start):
         # logger.exception()'s shape: the program's own error line, then the traceback. Cut
         # before its exception line, the traceback's failure is what that line says.
         logged = scan.blocks.pop()
@@ -156,34 +144,26 @@ def _finish_cut(
                 symptom=False,
             )
         )
-    elif frames and (said := _failure_said_just_before(scan, start)):
+        return
+    kind, first = "traceback", start
+    exc_type, message = raised or ("", "")
+    if not raised:
         # A program that prints what failed, then the traceback (ComfyUI's "!!! Exception during
-        # processing !!! <message>"): cut before its exception line, the traceback's failure is that line.
-        scan.blocks.append(
-            ErrorBlock(
-                kind="traceback",
-                exc_type="",
-                message=said,
-                frames=tuple(frames),
-                line_start=scan.lineno(start - 1),
-                line_end=scan.end_lineno(end),
-                wrappers=tuple(wrappers),
-                prefix=scan.logical[start][2],
-            )
+        # processing !!! <message>"): the traceback's failure is that line.
+        message = _failure_said_just_before(scan, start)
+        kind, first = ("traceback", start - 1) if message else ("truncated_traceback", start)
+    scan.blocks.append(
+        ErrorBlock(
+            kind=kind,
+            exc_type=exc_type,
+            message=message,
+            frames=tuple(frames),
+            line_start=scan.lineno(first),
+            line_end=scan.end_lineno(end),
+            wrappers=tuple(wrappers),
+            prefix=scan.logical[start][2],
         )
-    elif frames:
-        scan.blocks.append(
-            ErrorBlock(
-                kind="truncated_traceback",
-                exc_type="",
-                message="",
-                frames=tuple(frames),
-                line_start=scan.lineno(start),
-                line_end=scan.end_lineno(end),
-                wrappers=tuple(wrappers),
-                prefix=scan.logical[start][2],
-            )
-        )
+    )
 
 
 def _logged_just_before(scan: ScanState, start: int) -> bool:
