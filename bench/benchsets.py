@@ -44,6 +44,7 @@ GATHERED = (
     "fresh14",
     "fresh15",
     "fresh16",
+    "fresh17",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
