@@ -158,13 +158,20 @@ def exception_in_prose(t: str) -> re.Match[str] | None:
     if "Error" not in t and "Exception" not in t:
         return None
     for m in PROSE_EXC_START_RE.finditer(t):
-        if LOG_HEADER_MARK_RE.search(t[: m.start()]) or HANDLED_RE.search(t[: m.start()]):
+        if HANDLED_RE.search(t[: m.start()]):
             return None
         rest = t[m.end() :]
+        close = -1
         if m.group("open"):
             innermost = PROSE_EXC_OPEN_RE.findall(m.group("open"))[-1]
             close = rest.find(PROSE_EXC_CLOSE[innermost])
             rest = rest[:close] if close > 0 else rest
+        # A logger's header before it makes it a logger's narration, unless a person quoted it as
+        # code: a collapsed paste keeps its log headers, and a logger never wraps what it prints in
+        # backticks.
+        as_code = close > 0 and "`" in m.group("open")
+        if not as_code and LOG_HEADER_MARK_RE.search(t[: m.start()]):
+            continue
         exc = match_exception(rest)
         if exc and exc.group("msg") and re.search(r"(?:Error|Exception)$", exc.group("type")):
             return exc

@@ -202,6 +202,23 @@ def test_an_exception_named_in_a_log_lines_prose_is_not_an_exception_line():
     assert choice.root is None
 
 
+def test_an_exception_quoted_as_code_after_log_headers_on_a_collapsed_line():
+    # A cloud job's log pasted with its line breaks lost (a numpy issue): the logger's headers
+    # stay on the one line, and the user quotes the error again in backticks at its end.
+    text = (
+        "when I am trying to use pickle.loads a scale(most recent call last): 2024-07-15 10:20:22.594 "
+        'workerpool0-0 File "/app/src/inference.py", line 44, in read_from_gcs 2024-07-15 10:20:22.594 '
+        "workerpool0-0 scaler = pickle.loads(pickle_content) 2024-07-15 10:20:22.594 workerpool0-0 "
+        "ModuleNotFoundError: No module named 'numpy._core'r data I am receiving "
+        "`ModuleNotFoundError: No module named 'numpy._core'`\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "ModuleNotFoundError" and message == "No module named 'numpy._core'"
+    # Unquoted after a logger's clock time, it is still the logger's narration.
+    _sig, choice = signature_from_text("10:00:00 worker-1 lost its link to the store, ConnectionError: reset by peer\n")
+    assert choice.root is None
+
+
 def test_an_error_quoted_in_a_report_under_rank_prefixes():
     text = (
         "(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/"
