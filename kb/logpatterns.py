@@ -298,9 +298,9 @@ WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", 
 QUIET_LINE_RE = re.compile(
     r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: (?!ERROR\b(?!.*\bretrying\b))|[✓✔√] )"
 )
-# A markdown fence on a line of its own ("```", "```txt", "~~~python"): markup around a paste, so
+# A markdown fence on a line of its own ("```", "```txt", "~~~python", or longer): markup around a paste, so
 # its info string ("txt", "python", "bash") is no word of the failure.
-FENCE_LINE_RE = re.compile(r"^(?:```|~~~)[\w+.-]*\s*$")
+FENCE_LINE_RE = re.compile(r"^(?:`{3,}|~{3,})[\w+.-]*\s*$")
 # The informational lines that are a logger's warnings ("WARNING:accelerate…", "[WARNING|logging.py:328]",
 # "wandb: WARNING …"): noise through a job log, but what a user asks about when one ends the paste.
 WARNING_LOG_LINE_RE = re.compile(r"^(?:\[?(?:WARNING|WARN)\b|\[WARNING:|WARNING:|wandb: WARNING\b)")

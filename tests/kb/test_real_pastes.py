@@ -920,6 +920,9 @@ def test_a_markdown_fence_is_no_word_of_the_failure():
     text = "```txt\nAPI Request Error: Server Error (500) on attempt 1/10\n```"
     assert telling_lines(text) == ["API Request Error: Server Error (500) on attempt 1/10"]
     assert "txt" not in raw_tokens(text)
+    # A fence may be longer than three backticks (DeepSpeed issue 931 opens its paste with eleven).
+    text = "```````````\nBeginning of Epoch 1/16, Total Micro Batches 1840\n~~~~\n"
+    assert telling_lines(text) == ["Beginning of Epoch 1/16, Total Micro Batches 1840"]
 
 
 def test_exception_a_logger_printed_as_its_repr_is_the_root_not_the_access_log_line_above_it():
