@@ -76,7 +76,11 @@ def clean_line(raw: str) -> CleanLine:
         # here rather than as one more prefix pattern, which every line of a log would pay for.
         text = text[2:].removesuffix("**").rstrip()
     if "```" in text:  # a markdown fence closed (or opened) on the error's own line
-        text = FENCE_TAIL_RE.sub("", text)
+        cut = FENCE_TAIL_RE.sub("", text)
+        if cut != text and cut.startswith("```"):
+            # Opened and closed on one line, "```FileNotFoundError: …```" is inline code, not a fence.
+            cut = cut[3:]
+        text = cut
     return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
 
 

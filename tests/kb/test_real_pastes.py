@@ -46,6 +46,26 @@ def test_error_quoted_in_prose_with_backticks():
     assert exc == "ImportError" and message.endswith("libnvJitLink.so.12")
 
 
+def test_an_error_line_wrapped_in_triple_backticks_on_its_own_line_is_inline_code():
+    # A TRL issue and a Composer issue: the error put between ``` and ``` on one line, which
+    # GitHub shows as inline code; the opening backticks are no fence and no word of the error.
+    text = (
+        "```ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' "
+        "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)```"
+    )
+    exc, pattern, message = root_of(text)
+    assert (exc, pattern) == ("ImportError", "") and message.startswith("cannot import name 'top_k_top_p_filtering'")
+    text = (
+        "Then there will be error in ```node1```:\n"
+        "```FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/tmp/tmp3o00dg6a/checkpoint/composer_states.pt'```\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "FileNotFoundError" and message.endswith("composer_states.pt'")
+    # A fence that opens a block is still a fence, its info string no word of the error.
+    assert telling_lines("```python\nboom\n```") == ["boom"]
+
+
 def test_error_inside_a_fenced_block():
     text = (
         "```\n"
