@@ -45,6 +45,7 @@ GATHERED = (
     "fresh15",
     "fresh16",
     "fresh17",
+    "fresh18",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
