@@ -160,7 +160,9 @@ def telling_lines(
         if not line or CONFIG_DUMP_RE.match(line) or FENCE_LINE_RE.match(line):
             continue
         # The level a prefix gave the line ("INFO 08-10 21:22:23 llm.py:12]", "2024-09-04 23:45:31,637 [INFO]").
-        informational = cl.level in QUIET_LEVELS or bool(QUIET_LINE_RE.match(line))
+        # A logger's line a person quoted as code in a sentence ("`wandb: WARNING Path … wasn't
+        # writable …`") is what they ask about, whatever its level.
+        informational = "`" not in cl.prefix and (cl.level in QUIET_LEVELS or bool(QUIET_LINE_RE.match(line)))
         if not informational or (with_warnings and WARNING_LOG_LINE_RE.match(line)):
             out.append(line)
             if len(out) == limit:

@@ -945,6 +945,22 @@ def test_a_markdown_fence_is_no_word_of_the_failure():
     assert telling_lines(text) == ["Beginning of Epoch 1/16, Total Micro Batches 1840"]
 
 
+def test_a_logger_line_quoted_as_code_in_a_sentence_is_what_the_paste_asks_about():
+    # A wandb report: the only output is a logger's warning the user quoted in backticks, its
+    # closing backtick on the next line; an informational level does not make it noise.
+    text = (
+        "It only says select runs in the website and \n\n"
+        "`wandb: WARNING Path logs/custom_dir/wandb/ wasn't writable, using system temp directory.\n"
+        "`\n"
+        "in terminal.\n"
+    )
+    assert "wandb: WARNING Path logs/custom_dir/wandb/ wasn't writable, using system temp directory." in telling_lines(
+        text
+    )
+    # The same line unquoted in a job log stays informational.
+    assert telling_lines("wandb: WARNING Path logs/x wasn't writable, using system temp directory.\nboom\n") == ["boom"]
+
+
 def test_exception_a_logger_printed_as_its_repr_is_the_root_not_the_access_log_line_above_it():
     # vLLM's engine logs the exception object it caught; the HTTP 500 above it is what the client saw.
     text = (
