@@ -46,6 +46,7 @@ GATHERED = (
     "fresh16",
     "fresh17",
     "fresh18",
+    "fresh19",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
