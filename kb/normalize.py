@@ -259,14 +259,16 @@ def error_family(masked_message: str) -> tuple[str, frozenset[str]] | None:
 # A name quoted with one kind of quote and closed by another ('resource‘”) is read up to the first.
 SLOT_QUOTED_RE = re.compile(r"(?<![\w'\"`])['\"`‘“]([^\s'\"`‘’“”]{2,100})['\"`‘’“”]")
 SLOT_CALL_RE = re.compile(r"\b([A-Za-z_][\w.]*[A-Za-z_]\w*)\(\)")
-SLOT_FLAG_RE = re.compile(r"(?<![\w/.<>-])(--?[A-Za-z][\w.+-]*)")
+# A flag the shell ran as a command ("line 9: -m: command not found": the line above lost its
+# trailing backslash) names no option of a program: every broken continuation says the same.
+SLOT_FLAG_RE = re.compile(r"(?<![\w/.<>-])(--?[A-Za-z][\w.+-]*)(?![\w.+=-]*:\s*command not found)")
 SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:=(#]?\s*(-?\d{1,4})\b", re.I)
 # The port says which service a connection was for (6379 Redis, 29500 torch.distributed), where
 # the address differs from user to user.
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 4
+SLOT_RULES = 5
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")

@@ -124,6 +124,16 @@ def test_slots_keep_the_port_of_a_connection_not_the_address():
     assert message_slots("The client socket has failed to connect to [localhost]:29500 (errno: 99)")[-1] == "port:29500"
 
 
+def test_a_flag_the_shell_ran_as_a_command_is_no_slot():
+    # Launch scripts whose line above lost its trailing backslash (public issues of VLM-3R and
+    # ms-swift): the shell runs the next flag as a command, whichever flag it is.
+    assert message_slots("eval_vlm_3r_vsibench.sh: line 9: -m: command not found") == ()
+    assert message_slots("merge.sh: line 2: --model: command not found") == ()
+    # A program the shell could not find, and a flag inside another message, still are.
+    assert message_slots("error: unrecognized arguments: --local_rank=0") == ("--local_rank",)
+    assert message_slots("deepspeed: error: argument --num_gpus: expected one argument") == ("--num_gpus",)
+
+
 def test_matched_tokens_are_shown_as_the_words_of_the_message():
     message = (
         "ImportError: libcusparse.so.12: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE; "
