@@ -250,10 +250,14 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("dependency_conflict", re.compile(r"\brequires \S{1,300}, but you have\b")),
-    # gcc/clang/nvcc diagnostics: "main.c:5:10: fatal error: Python.h: No such file or directory".
+    # gcc/clang/nvcc diagnostics: "main.c:5:10: fatal error: Python.h: No such file or directory",
+    # and nvcc's own ("nvcc fatal   : Unsupported gpu architecture 'compute_89'").
     (
         "compiler_error",
-        re.compile(r"\S{1,300}?:\d+(?::\d+)?: (?:fatal )?error: |\S{1,300}?\(\d+\): (?:fatal )?error C\d{4}:"),
+        re.compile(
+            r"\S{1,300}?:\d+(?::\d+)?: (?:fatal )?error: |\S{1,300}?\(\d+\): (?:fatal )?error C\d{4}:|"
+            r"(?:^|\s)nvcc (?:fatal|error)\s*: "
+        ),
     ),
     ("cuda_error", re.compile(r"\bCUDA error\b|\bcudaError\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),
     ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),

@@ -46,6 +46,24 @@ def test_error_quoted_in_prose_with_backticks():
     assert exc == "ImportError" and message.endswith("libnvJitLink.so.12")
 
 
+def test_nvccs_own_fatal_error_outranks_the_make_lines_after_it():
+    # A CUDA extension built for an RTX 4090 with CUDA 11.5 (public fastllm and pointnet2 issues).
+    text = (
+        "nvcc fatal   : Unsupported gpu architecture 'compute_89'\n"
+        "make[2]: *** [CMakeFiles/fastllm.dir/build.make:273: CMakeFiles/fastllm.dir/src/devices/cuda/"
+        "fastllm-cuda.cu.o] Error 1\n"
+        "make[2]: *** Waiting for unfinished jobs....\n"
+        "make: *** [Makefile:91: all] Error 2\n"
+    )
+    _, pattern, message = root_of(text)
+    assert pattern == "compiler_error" and "Unsupported gpu architecture 'compute_89'" in message
+    text = (
+        "I am not very sure why I keep getting this error:\nnvcc fatal: Unsupported gpu architecture 'compute_89'\n\n"
+        "**Error occur while running:**\ncd third_party/pointnet2 && python setup.py install\n"
+    )
+    assert root_of(text)[1] == "compiler_error"
+
+
 def test_an_error_line_wrapped_in_triple_backticks_on_its_own_line_is_inline_code():
     # A TRL issue and a Composer issue: the error put between ``` and ``` on one line, which
     # GitHub shows as inline code; the opening backticks are no fence and no word of the error.
