@@ -47,6 +47,7 @@ GATHERED = (
     "fresh17",
     "fresh18",
     "fresh19",
+    "fresh20",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
