@@ -15,6 +15,11 @@ ANSI_RE = re.compile(r"(?:\x1b)?\[\d{1,3}(?:;\d{1,3})*m|\x1b\[[0-9;?]*[A-Za-z]")
 # line (two spaces or more) it leaves the indentation alone.
 SPACED_ANSI_RE = re.compile(rf" (?:{ANSI_RE.pattern})+(?= \S)")
 TQDM_RE = re.compile(r"[^\n|]{0,40}\d{1,3}%\|[^|\n]{0,200}\|\s*[\d.]+[kM]?/[\d.?]+[kM]?\s*\[[^\]\n]{0,80}\]")
+# A line that is a progress bar and nothing else, whatever its width or where a paste cut it
+# ("100%|████████…" with no counters after it): output, never what went wrong.
+BAR_LINE_RE = re.compile(
+    r"^[^|\n]{0,40}\d{1,3}%\|[\u2580-\u259f\s#=>.\ufffd-]*(?:\|\s*[\d.]+[kM]?/[\d.?]+[kM]?(?:\s*\[[^\]\n]*\]?)?\s*)?$"
+)
 # What a title shows without: a progress bar of any width (a wide terminal draws bars past TQDM_RE's
 # 200 columns; the scanner keeps that bound, since widening it changed which chat turns are reports)
 # transformers' logging header ("[WARNING|logging.py:305] 2023-10-19 09:44:55,318 >> ") and glog's

@@ -963,6 +963,28 @@ def test_a_markdown_fence_is_no_word_of_the_failure():
     assert telling_lines(text) == ["Beginning of Epoch 1/16, Total Micro Batches 1840"]
 
 
+def test_a_progress_bar_cut_by_the_paste_is_no_telling_line():
+    # A note's NCCL warning under a progress bar a wide terminal drew and the paste cut mid-bar
+    # (a verl job's output): the bar says nothing of what went wrong; the warning does.
+    text = (
+        "100%|" + "\u2588" * 240 + "\ufffd\n"
+        "[rank4]:[W207 22:21:42.712978449 ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 4]  using GPU 4 to "
+        "perform barrier as devices used by this process are currently unknown.\n"
+    )
+    lines = telling_lines(text)
+    assert len(lines) == 1 and "using GPU 4 to perform barrier" in lines[0]
+    # A bar with its counters is no telling line either; a bar alone still tells the paste.
+    assert telling_lines(
+        "Processed prompts: 100%|\u2588\u2588\u2588| 1/1 [00:00<00:00,  5.91it/s, est. speed\nboom\n"
+    ) == ["boom"]
+    assert telling_lines("Loading: 50%|\u2588\u2588   | 5/10", quiet_if_nothing_else=True) == [
+        "Loading: 50%|\u2588\u2588   | 5/10"
+    ]
+    # A warning printed right after a bar's counters on the same line still tells.
+    glued = "2%|\u2588\u2588 | 2/9[2025-04-08 13:19:59,481] [WARNING] [stage3.py:2139:step] 28 pytorch allocator cache flushes"
+    assert telling_lines(glued, with_warnings=True)
+
+
 def test_a_logger_line_quoted_as_code_in_a_sentence_is_what_the_paste_asks_about():
     # A wandb report: the only output is a logger's warning the user quoted in backticks, its
     # closing backtick on the next line; an informational level does not make it noise.
