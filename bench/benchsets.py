@@ -48,6 +48,7 @@ GATHERED = (
     "fresh18",
     "fresh19",
     "fresh20",
+    "fresh21",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
