@@ -147,7 +147,8 @@ QUIET_LEVELS = frozenset({"INFO", "DEBUG", *CI_QUIET})
 def telling_lines(
     text: str, limit: int = 20, quiet_if_nothing_else: bool = False, with_warnings: bool = False
 ) -> list[str]:
-    """The last lines of a text that are neither informational log lines nor config dumps. With
+    """The last lines of a text that are neither informational log lines (a logger's line a person
+    quoted as code is not one), progress bars nor config dumps. With
     `quiet_if_nothing_else` (for a paste with no error in it), a paste made only of informational
     lines (a client retrying "Server is not up yet") is told by those. With `with_warnings`, a
     logger's warning lines count as telling too."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kb.logclean import clean_line
 from kb.logscan import scan_log
 from kb.rootcause import select_root
@@ -64,23 +66,31 @@ def test_nvccs_own_fatal_error_outranks_the_make_lines_after_it():
     assert root_of(text)[1] == "compiler_error"
 
 
-def test_an_error_line_wrapped_in_triple_backticks_on_its_own_line_is_inline_code():
-    # A TRL issue and a Composer issue: the error put between ``` and ``` on one line, which
-    # GitHub shows as inline code; the opening backticks are no fence and no word of the error.
-    text = (
+# A TRL issue and a Composer issue: the error put between ``` and ``` on one line, which GitHub
+# shows as inline code; the opening backticks are no fence and no word of the error.
+INLINE_CODE_ERRORS = [
+    (
         "```ImportError: cannot import name 'top_k_top_p_filtering' from 'transformers' "
-        "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)```"
-    )
-    exc, pattern, message = root_of(text)
-    assert (exc, pattern) == ("ImportError", "") and message.startswith("cannot import name 'top_k_top_p_filtering'")
-    text = (
-        "Then there will be error in ```node1```:\n"
-        "```FileNotFoundError: [Errno 2] No such file or directory: "
-        "'/tmp/tmp3o00dg6a/checkpoint/composer_states.pt'```\n"
-    )
-    exc, _, message = root_of(text)
-    assert exc == "FileNotFoundError" and message.endswith("composer_states.pt'")
-    # A fence that opens a block is still a fence, its info string no word of the error.
+        "(/usr/local/lib/python3.10/dist-packages/transformers/__init__.py)```",
+        "ImportError",
+        "cannot import name 'top_k_top_p_filtering'",
+    ),
+    (
+        "Then there will be error in ```node1```:\n```FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/tmp/tmp3o00dg6a/checkpoint/composer_states.pt'```\n",
+        "FileNotFoundError",
+        "composer_states.pt'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "exc", "words"), INLINE_CODE_ERRORS)
+def test_an_error_line_wrapped_in_triple_backticks_on_its_own_line_is_inline_code(text, exc, words):
+    got, pattern, message = root_of(text)
+    assert (got, pattern) == (exc, "") and words in message and "`" not in message
+
+
+def test_a_fence_that_opens_a_block_is_still_a_fence():
     assert telling_lines("```python\nboom\n```") == ["boom"]
 
 
@@ -240,18 +250,19 @@ def test_an_exception_named_in_a_log_lines_prose_is_not_an_exception_line():
     assert choice.root is None
 
 
+# A cloud job's log pasted with its line breaks lost (a numpy issue): the logger's headers stay on the
+# one line, and the user quotes the error again in backticks at its end.
+COLLAPSED_JOB_LOG = (
+    "when I am trying to use pickle.loads a scale(most recent call last): 2024-07-15 10:20:22.594 "
+    'workerpool0-0 File "/app/src/inference.py", line 44, in read_from_gcs 2024-07-15 10:20:22.594 '
+    "workerpool0-0 scaler = pickle.loads(pickle_content) 2024-07-15 10:20:22.594 workerpool0-0 "
+    "ModuleNotFoundError: No module named 'numpy._core'r data I am receiving "
+    "`ModuleNotFoundError: No module named 'numpy._core'`\n"
+)
+
+
 def test_an_exception_quoted_as_code_after_log_headers_on_a_collapsed_line():
-    # A cloud job's log pasted with its line breaks lost (a numpy issue): the logger's headers
-    # stay on the one line, and the user quotes the error again in backticks at its end.
-    text = (
-        "when I am trying to use pickle.loads a scale(most recent call last): 2024-07-15 10:20:22.594 "
-        'workerpool0-0 File "/app/src/inference.py", line 44, in read_from_gcs 2024-07-15 10:20:22.594 '
-        "workerpool0-0 scaler = pickle.loads(pickle_content) 2024-07-15 10:20:22.594 workerpool0-0 "
-        "ModuleNotFoundError: No module named 'numpy._core'r data I am receiving "
-        "`ModuleNotFoundError: No module named 'numpy._core'`\n"
-    )
-    exc, _, message = root_of(text)
-    assert exc == "ModuleNotFoundError" and message == "No module named 'numpy._core'"
+    assert root_of(COLLAPSED_JOB_LOG)[::2] == ("ModuleNotFoundError", "No module named 'numpy._core'")
     # Unquoted after a logger's clock time, it is still the logger's narration.
     _sig, choice = signature_from_text("10:00:00 worker-1 lost its link to the store, ConnectionError: reset by peer\n")
     assert choice.root is None
