@@ -79,6 +79,11 @@ def is_symptom(text: str) -> bool:
     return any(rx.search(text) for rx in SYMPTOM_RES)
 
 
+# huggingface_hub's HTTP errors: "404 Client Error. (Request ID: Root=…)", a blank line, then what was
+# not found or refused (a repository, a revision, a file, a gated repo), which tells them apart.
+HUB_REQUEST_ID_RE = re.compile(r"\(Request ID: [^)\n]{1,200}\)\s*$")
+
+
 def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
     """Index after the message lines that continue an exception line at `i`."""
     n = len(scan.logical)
@@ -86,6 +91,9 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
         return i + 1  # an error quoted inline ("`IndexError: index out of range in self`") ends with its quote
     tag = process_tag(scan.logical[i][2])
     j = i + 1
+    if j + 1 < n and HUB_REQUEST_ID_RE.search(scan.text(i)) and not scan.text(j).strip():
+        j += 1  # the Hub's HTTP errors put what failed under a blank line ("Repository Not Found for url: …")
+    first = j
     while j < n and j <= i + limit:
         t = scan.text(j)
         s = t.strip()
@@ -121,7 +129,7 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
         ):
             break
         j += 1
-    return j
+    return j if j > first else i + 1
 
 
 def finish_exception(

@@ -120,6 +120,8 @@ BOILERPLATE_RES = (
     re.compile(r"See documentation for Memory Management.*?(?=$)", re.I),
     # ComfyUI's marker in front of every node's error: the message follows it.
     re.compile(r"!!! Exception during processing !!!"),
+    # The Hub's id of the failed request, another one every time.
+    re.compile(r"\(Request ID: [^)\n]{1,200}\)"),
 )
 
 

@@ -48,6 +48,26 @@ def test_error_quoted_in_prose_with_backticks():
     assert exc == "ImportError" and message.endswith("libnvJitLink.so.12")
 
 
+# huggingface_hub's HTTP errors (a public issue of sap-ai-research's contexttab): the first line is
+# the same for every 404 or 403, what failed is under a blank line, and the request id is new every time.
+HUB_REVISION_NOT_FOUND = (
+    "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: "
+    "Root=1-684bd970-1580de85616085897ca5a570;8c78d1b2-4418-4eec-8316-bea62edac1ef)\n"
+    "\n"
+    "Revision Not Found for url: https://huggingface.co/sap-ai-research/contexttab/resolve/v1.0.0/l2/base.pt.\n"
+    "Invalid rev id: v1.0.0\n"
+)
+
+
+def test_the_hubs_http_error_reads_on_past_its_blank_line_without_the_request_id():
+    sig, _ = signature_from_text(HUB_REVISION_NOT_FOUND)
+    assert sig.exc_type == "RevisionNotFoundError"
+    assert "Revision Not Found for url" in sig.raw_message and "Invalid rev id" in sig.raw_message
+    assert "Request ID" not in sig.message and "684bd970" not in sig.message
+    # Any other exception stops at a blank line, as before.
+    assert signature_from_text("ValueError: bad value\n\nsome prose after it\n")[0].raw_message == "bad value"
+
+
 def test_nvccs_own_fatal_error_outranks_the_make_lines_after_it():
     # A CUDA extension built for an RTX 4090 with CUDA 11.5 (public fastllm and pointnet2 issues).
     text = (
