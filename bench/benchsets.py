@@ -49,6 +49,7 @@ GATHERED = (
     "fresh19",
     "fresh20",
     "fresh21",
+    "fresh22",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
