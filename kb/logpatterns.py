@@ -141,7 +141,7 @@ ARGPARSE_RE = re.compile(
 )
 LOG_LINE_RE = re.compile(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
-    r"INFO:|WARNING:|DEBUG:)"
+    r"INFO:|WARNING:|DEBUG:|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d)"
 )
 
 # A logger's or supervisor's header of unknown format in front of an exception line

@@ -68,6 +68,19 @@ def test_the_hubs_http_error_reads_on_past_its_blank_line_without_the_request_id
     assert signature_from_text("ValueError: bad value\n\nsome prose after it\n")[0].raw_message == "bad value"
 
 
+def test_a_glog_line_after_an_exception_is_not_its_message():
+    # vLLM's server dying on a quantization it cannot load (a public vLLM issue): PyTorch's C++
+    # warning about the process group, printed on exit by rank 0, is the next line.
+    text = (
+        "AttributeError: Model PixtralForConditionalGeneration does not support BitsAndBytes quantization yet. "
+        "No 'packed_modules_mapping' found.\n"
+        "[rank0]:[W324 09:04:36.304912418 ProcessGroupNCCL.cpp:1496] Warning: WARNING: destroy_process_group() "
+        "was not called before program exit, which can leak resources.\n"
+    )
+    message = root_of(text)[2]
+    assert message.endswith("No 'packed_modules_mapping' found.") and "destroy_process_group" not in message
+
+
 def test_nvccs_own_fatal_error_outranks_the_make_lines_after_it():
     # A CUDA extension built for an RTX 4090 with CUDA 11.5 (public fastllm and pointnet2 issues).
     text = (
