@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from kb.errorblock import ErrorBlock, Frame
-from kb.logclean import process_tag
+from kb.logclean import process_tag, quoted_as_code
 from kb.logpatterns import (
     CHAIN_CAUSE_RE,
     CHAIN_DURING_RE,
@@ -18,6 +18,7 @@ from kb.logpatterns import (
     ERROR_LINE_PATTERNS,
     EXC_RE,
     FRAME_RE,
+    HUB_REQUEST_ID_RE,
     LOG_HEADER_END_RE,
     LOG_HEADER_MARK_RE,
     LOG_HEADER_TOKENS,
@@ -79,20 +80,17 @@ def is_symptom(text: str) -> bool:
     return any(rx.search(text) for rx in SYMPTOM_RES)
 
 
-# huggingface_hub's HTTP errors: "404 Client Error. (Request ID: Root=…)", a blank line, then what was
-# not found or refused (a repository, a revision, a file, a gated repo), which tells them apart.
-HUB_REQUEST_ID_RE = re.compile(r"\(Request ID: [^)\n]{1,200}\)\s*$")
-
-
 def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
     """Index after the message lines that continue an exception line at `i`."""
     n = len(scan.logical)
-    if "`" in scan.logical[i][2].split() and scan.raw[scan.logical[i][0]].rstrip().endswith("`"):
+    if quoted_as_code(scan.logical[i][2]) and scan.raw[scan.logical[i][0]].rstrip().endswith("`"):
         return i + 1  # an error quoted inline ("`IndexError: index out of range in self`") ends with its quote
     tag = process_tag(scan.logical[i][2])
     j = i + 1
-    if j + 1 < n and HUB_REQUEST_ID_RE.search(scan.text(i)) and not scan.text(j).strip():
-        j += 1  # the Hub's HTTP errors put what failed under a blank line ("Repository Not Found for url: …")
+    if j + 1 < n and not scan.text(j).strip() and _ends_with_hub_request_id(scan.text(i)):
+        # The Hub's HTTP errors put what failed (a repository, a revision, a file, a gated repo: what
+        # tells them apart) under a blank line after the request id that ends their first line.
+        j += 1
     first = j
     while j < n and j <= i + limit:
         t = scan.text(j)
@@ -130,6 +128,12 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
             break
         j += 1
     return j if j > first else i + 1
+
+
+def _ends_with_hub_request_id(text: str) -> bool:
+    line = text.rstrip()
+    m = HUB_REQUEST_ID_RE.search(line, max(0, len(line) - 220))
+    return m is not None and m.end() == len(line)
 
 
 def finish_exception(

@@ -69,7 +69,7 @@ def clean_line(raw: str) -> CleanLine:
                 text = text[m.end() :]
                 changed = True
     text = text.rstrip()
-    if "`" in prefix_parts:
+    if QUOTE_PREFIX in prefix_parts:
         text = text.removesuffix("`").rstrip()
     if text.startswith("**") and text[2:3].strip():
         # Markdown bold around a pasted error line in a chat ("**TypeError: ... 'beta'**"); checked
@@ -82,6 +82,15 @@ def clean_line(raw: str) -> CleanLine:
             cut = cut[3:]
         text = cut
     return CleanLine(text=text, prefix=" ".join(prefix_parts), level=level)
+
+
+# The prefix clean_line gives a line a person opened with a backtick: quoted as code in a sentence.
+QUOTE_PREFIX = "`"
+
+
+def quoted_as_code(prefix: str) -> bool:
+    """Whether a cleaned line's prefix says a person quoted the line as code (an opening backtick)."""
+    return QUOTE_PREFIX in prefix.split()
 
 
 def process_tag(prefix: str) -> str:

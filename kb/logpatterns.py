@@ -307,6 +307,9 @@ WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", 
 QUIET_LINE_RE = re.compile(
     r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: (?!ERROR\b(?!.*\bretrying\b))|[✓✔√] )"
 )
+# The id huggingface_hub puts after an HTTP error's first line ("404 Client Error. (Request ID: Root=…)"),
+# another one every time; what failed follows under a blank line.
+HUB_REQUEST_ID_RE = re.compile(r"\(Request ID: [^)\n]{1,200}\)")
 # A markdown fence on a line of its own ("```", "```txt", "~~~python", or longer): markup around a paste, so
 # its info string ("txt", "python", "bash") is no word of the failure.
 FENCE_LINE_RE = re.compile(r"^(?:`{3,}|~{3,})[\w+.-]*\s*$")

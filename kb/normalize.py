@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from kb.logpatterns import HUB_REQUEST_ID_RE
 from kb.logscan import Frame
 
 URL_RE = re.compile(r"https?://\S+")
@@ -120,8 +121,7 @@ BOILERPLATE_RES = (
     re.compile(r"See documentation for Memory Management.*?(?=$)", re.I),
     # ComfyUI's marker in front of every node's error: the message follows it.
     re.compile(r"!!! Exception during processing !!!"),
-    # The Hub's id of the failed request, another one every time.
-    re.compile(r"\(Request ID: [^)\n]{1,200}\)"),
+    HUB_REQUEST_ID_RE,
 )
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from kb.exceptionlines import match_exception
-from kb.logclean import clean_line, line_stream, log_lines, process_tag
+from kb.logclean import clean_line, line_stream, log_lines, process_tag, quoted_as_code
 from kb.logpatterns import BAR_LINE_RE, CI_QUIET, FENCE_LINE_RE, QUIET_LINE_RE, WARNING_LOG_LINE_RE
 from kb.logscan import ErrorBlock, Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
@@ -163,8 +163,10 @@ def telling_lines(
         # The level a prefix gave the line ("INFO 08-10 21:22:23 llm.py:12]", "2024-09-04 23:45:31,637 [INFO]").
         # A logger's line a person quoted as code in a sentence ("`wandb: WARNING Path … wasn't
         # writable …`") is what they ask about, whatever its level.
-        informational = "`" not in cl.prefix and (
-            cl.level in QUIET_LEVELS or bool(QUIET_LINE_RE.match(line)) or bool(BAR_LINE_RE.match(line))
+        informational = not quoted_as_code(cl.prefix) and (
+            cl.level in QUIET_LEVELS
+            or bool(QUIET_LINE_RE.match(line))
+            or ("%|" in line and bool(BAR_LINE_RE.match(line)))
         )
         if not informational or (with_warnings and WARNING_LOG_LINE_RE.match(line)):
             out.append(line)
