@@ -50,6 +50,7 @@ GATHERED = (
     "fresh20",
     "fresh21",
     "fresh22",
+    "fresh23",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
