@@ -6,6 +6,7 @@ removing library boilerplate, tokenising for lexical matching, and naming frames
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -111,10 +112,11 @@ KNOWN_PACKAGES = (
 
 
 # Sentences that libraries append to many different errors; they say nothing about which one.
+# (PyTorch's ROCm build appends the same sentences with HIP's names.)
 BOILERPLATE_RES = (
-    re.compile(r"CUDA kernel errors might be asynchronously reported at some other API call.*?(?:incorrect\.|$)", re.I),
-    re.compile(r"For debugging consider passing CUDA_LAUNCH_BLOCKING=1\.?", re.I),
-    re.compile(r"Compile with `?TORCH_USE_CUDA_DSA`? to enable device-side assertions\.?", re.I),
+    re.compile(r"(?:CUDA|HIP) kernel errors might be asynchronously reported at some other API call.*?(?:incorrect\.|$)", re.I),
+    re.compile(r"For debugging consider passing (?:CUDA_LAUNCH_BLOCKING=1|AMD_SERIALIZE_KERNEL=\d)\.?", re.I),
+    re.compile(r"Compile with `?TORCH_USE_(?:CUDA|HIP)_DSA`? to enable device-side assertions\.?", re.I),
     re.compile(r"\(?run with NCCL_DEBUG=INFO for details\)?", re.I),
     re.compile(r"Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace\.?", re.I),
     re.compile(r"Including non-PyTorch memory.*?(?=$)", re.I),
@@ -235,7 +237,7 @@ def frame_key(frame: Frame) -> str:
 # Messages of the form "<family> error: <what went wrong>", where the family is shared by many
 # different failures: the part after the family decides which failure it is.
 ERROR_FAMILY_RE = re.compile(
-    r"^\s*(?P<family>CUDA error|cuda runtime error(?: \(\d+\))?|CUBLAS_STATUS_\w+|cuDNN error|"
+    r"^\s*(?P<family>CUDA error|HIP error|cuda runtime error(?: \(\d+\))?|CUBLAS_STATUS_\w+|cuDNN error|"
     r"NCCL error(?: in: \S+)?|nccl\w*Error)\s*[:,]?\s*(?P<specific>.*)$",
     re.I | re.S,
 )
@@ -243,13 +245,15 @@ FAMILY_NOISE = frozenset({"please", "report", "issue", "developer", "nccl", "ver
 
 
 def error_family(masked_message: str) -> tuple[str, frozenset[str]] | None:
-    """("cuda", words of what went wrong) for "CUDA error: device-side assert triggered"; None
+    """("cuda", words of what went wrong) for "CUDA error: device-side assert triggered" (and for
+    ROCm's "HIP error: …"); None
     for a message that does not belong to such a family."""
     m = ERROR_FAMILY_RE.match(masked_message)
     if not m:
         return None
     family = m.group("family").split()[0].lower().removesuffix("error")
     family = "nccl" if family.startswith("nccl") else family
+    family = "cuda" if family == "hip" else family  # ROCm's HIP runtime says CUDA's errors in CUDA's words
     words = frozenset(t for t in tokenize(m.group("specific")[:300]) if t not in FAMILY_NOISE and "_" not in t)
     return (family, words) if words else None
 
@@ -269,8 +273,14 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 # the address differs from user to user.
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
+# The operating system's own error texts, as its C library words them ("Permission denied",
+# "Invalid argument", "Connection refused"), whoever printed them: the same slot as the errno a
+# Python OSError prints in front of its text ("[Errno 13]"). Case-sensitive: CUDA's lower-case
+# "invalid argument" is CUDA's own (ERROR_FAMILY_RE).
+OS_ERRORS = {os.strerror(n): n for n in range(1, 134) if not os.strerror(n).startswith("Unknown error")}
+OS_ERROR_RE = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(OS_ERRORS, key=len, reverse=True)) + r")(?![\w-])")
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 5
+SLOT_RULES = 6
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")
@@ -288,7 +298,7 @@ def _slot(value: str) -> str:
 def message_slots(raw_message: str) -> tuple[str, ...]:
     """The distinguishing values of an error message, normalised (digits as #, paths as their
     file name): quoted names (not a model's name), called functions, flags and linked libraries,
-    shared libraries, error codes, ports."""
+    shared libraries, error codes (also as the system's error text), ports."""
     return tuple(dict.fromkeys(slot for slot, _ in _slot_values(raw_message)))
 
 
@@ -312,5 +322,6 @@ def _slot_values(raw_message: str) -> list[tuple[str, str]]:
     ]
     found += [(_slot(a or b), a or b) for a, b in SLOT_LIBRARY_RE.findall(text)]
     found += [(f"code:{c}", f"code {c}") for c in SLOT_CODE_RE.findall(text)]
+    found += [(f"code:{OS_ERRORS[t]}", t) for t in OS_ERROR_RE.findall(text)]
     found += [(f"port:{p}", f"port {p}") for p in SLOT_PORT_RE.findall(text)]
     return [(s, v) for s, v in found if len(s.strip("#")) >= 2 or s.startswith(("code:", "port:"))]

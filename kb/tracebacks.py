@@ -199,12 +199,19 @@ def _failure_said_just_before(scan: ScanState, start: int) -> str:
 
 def _raise_statement(scan: ScanState, frame_idx: int) -> tuple[str, str] | None:
     """A traceback cut before its exception line still shows, under its last frame, the
-    `raise X("message")` that failed: the type and the literal part of the message."""
+    `raise X("message")` that failed: the type and the literal part of the message (or the
+    exception line itself, glued onto the `raise` line by a lost line break)."""
     if frame_idx + 1 >= len(scan.logical):
         return None
     m = RAISE_LINE_RE.match(scan.text(frame_idx + 1))
     if not m:
         return None
+    glued = match_exception(m.group("msg"))
+    if glued and glued.group("colon") and glued.group("msg"):
+        # The paste lost the line break after `raise X(`: what follows is the exception line
+        # itself (`raise AttributeError(AttributeError: 'Qwen2ForCausalLM' object has no …`),
+        # read as written, its quoted names kept.
+        return glued.group("type"), glued.group("msg").strip()
     literal = " ".join(re.findall(r"""[frb]?["']([^"'{}]{3,})""", m.group("msg")))
     return (m.group("type"), literal.strip()) if _is_informative(literal) else None
 

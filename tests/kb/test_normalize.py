@@ -68,6 +68,33 @@ def test_error_families_keep_what_went_wrong():
     assert error_family("max_tokens must be at least 1") is None
 
 
+def test_rocm_hip_errors_are_cudas_family():
+    # fresh22: ROCm's PyTorch says CUDA's runtime errors as "HIP error: …" (pytorch#164346); what
+    # went wrong still decides which failure it is, as for CUDA's.
+    from kb.normalize import error_family
+
+    hip = error_family("HIP error: invalid device function")
+    assert hip == ("cuda", frozenset({"invalid", "device", "function"}))
+    assert hip != error_family("CUDA error: invalid device ordinal")
+    assert hip == error_family("CUDA error: invalid device function")
+
+
+def test_the_systems_error_text_is_the_errno_slot():
+    # fresh22's look-alike: ROCm's /dev/kfd refused for another reason (EINVAL, not EACCES) is
+    # another failure with the same words around the system's error text.
+    einval = message_slots("Unable to open read-write: Invalid argument")
+    eacces = message_slots("Unable to open read-write: Permission denied")
+    assert einval == ("code:22",) and eacces == ("code:13",)
+    assert slot_agreement(einval, eacces)["slot_conflict"] == 1.0
+    # Python's OSError prints the errno in front of the same text: one slot.
+    assert message_slots("PermissionError: [Errno 13] Permission denied") == eacces
+    assert message_slots("NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not supported") == (
+        "code:95",
+    )
+    # CUDA's own lower-case wording is CUDA's (error_family), not the system's.
+    assert message_slots("CUDA error: invalid argument") == ()
+
+
 def test_slots_keep_the_names_masking_would_merge():
     assert message_slots(
         "cannot import name 'GRPOConfig' from 'trl' (/usr/lib/python3.11/site-packages/trl/__init__.py)"
@@ -75,7 +102,7 @@ def test_slots_keep_the_names_masking_would_merge():
         "grpoconfig",
         "trl",
     )
-    assert message_slots("/usr/bin/ld: cannot find -lcurand: No such file or directory") == ("-lcurand",)
+    assert message_slots("/usr/bin/ld: cannot find -lcurand: No such file or directory") == ("-lcurand", "code:2")
     assert "code:802" in message_slots(
         "Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized"
     )
@@ -98,9 +125,9 @@ def test_slots_keep_the_shared_library_a_loader_could_not_open():
     # fresh5's look-alike: TensorRT-LLM's mpi4py missing libmpi is not CUDA's runtime missing.
     mpi = message_slots("ImportError: libmpi.so.12: cannot open shared object file: No such file or directory")
     cudart = message_slots("OSError: libcudart.so.12: cannot open shared object file: No such file or directory")
-    assert mpi == ("libmpi",) and cudart == ("libcudart",)
+    assert mpi == ("libmpi", "code:2") and cudart == ("libcudart", "code:2")
     # Another version of the same library is the same slot.
-    assert message_slots("OSError: libcudart.so.11.0: cannot open shared object file") == cudart
+    assert message_slots("OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory") == cudart
     assert message_slots('OSError: [WinError 126] Error loading "C:/torch/lib/fbgemm.dll"')[-1] == "fbgemm"
 
 

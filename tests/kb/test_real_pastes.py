@@ -1112,3 +1112,46 @@ def test_a_sentence_that_introduces_a_cut_traceback_is_not_its_message():
     for intro in ("I got the following error:", "Error log", "**Full traceback**"):
         text = COMFYUI_PASTE.replace(COMFYUI_PASTE.splitlines()[0], intro)
         assert [b.kind for b in scan_log(text)] == ["truncated_traceback"]
+
+
+def test_an_exception_line_glued_onto_its_raise_keeps_its_quoted_names():
+    # GitHub joined torch's `raise AttributeError(` and the exception line under it (unsloth's
+    # GRPO, fresh5): the names the message quotes tell it from every other missing attribute.
+    text = (
+        '  File "/data/scripts/unsloth_compiled_cache/UnslothGRPOTrainer.py", line 857, in __init__\n'
+        "    self.llm = model.vllm_engine; self._last_loaded_step = 0\n"
+        "               ^^^^^^^^^^^^^^^^^\n"
+        '  File "/home/u/.conda/envs/unsloth_env/lib/python3.11/site-packages/torch/nn/modules/module.py", '
+        "line 1928, in __getattr__\n"
+        "    raise AttributeError(AttributeError: 'Qwen2ForCausalLM' object has no attribute 'vllm_engine'\n"
+    )
+    exc, _, message = root_of(text)
+    assert (exc, message) == ("AttributeError", "'Qwen2ForCausalLM' object has no attribute 'vllm_engine'")
+    # peft's glued raise, above a second traceback the paste holds (fresh's undocumented GPTQ report)
+    text = (
+        '  File "/x/site-packages/peft/tuners/lora/model.py", line 317, in _create_new_module\n'
+        "    raise ValueError(ValueError: Target module QuantLinear() is not supported. Currently, only the "
+        "following modules are supported: `torch.nn.Linear`, `torch.nn.Embedding`.\n"
+    )
+    exc, _, message = root_of(text)
+    assert exc == "ValueError" and message.startswith("Target module QuantLinear() is not supported.")
+
+
+def test_rocms_hip_error_line_outranks_the_abort_after_it():
+    # stable-diffusion-webui on an RDNA2 card (fresh22): HIP's error code, quoted, then the abort.
+    text = (
+        "Launching Web UI with arguments: --precision full --no-half\n"
+        '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n'
+        "Aborted (core dumped)\n"
+    )
+    _, pattern, message = root_of(text)
+    assert pattern == "cuda_error" and "hipErrorNoBinaryForGpu" in message
+    # PyTorch's ROCm build appends CUDA's hint sentences in HIP's words: no part of what failed.
+    sig, _ = signature_from_text(
+        "torch.AcceleratorError: HIP error: invalid device function\n"
+        "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+        "might be incorrect.\nFor debugging consider passing AMD_SERIALIZE_KERNEL=3\n"
+        "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.\n"
+    )
+    assert "asynchronously" not in sig.message and "serialize" not in sig.message.lower()
+    assert "dsa" not in sig.message.lower()
