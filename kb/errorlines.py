@@ -271,7 +271,7 @@ def identity(pattern: str, m: re.Match[str], text: str) -> str:
 
 # Error lines that report that something else failed: a step's exit code, a build tool giving up,
 # a generic log error. They rank below the error that explains them.
-SYMPTOM_PATTERNS = frozenset({"http_error", "log_error", "error_phrase", "build_failed", "exit_code"})
+SYMPTOM_PATTERNS = frozenset({"http_error", "log_error", "error_phrase", "os_error", "build_failed", "exit_code"})
 
 
 def _any_error_line() -> Any:

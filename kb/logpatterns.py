@@ -6,6 +6,7 @@ Pure data (compiled regular expressions and tables) plus the metrics-anomaly rul
 
 from __future__ import annotations
 
+import os
 import re
 
 ANSI_RE = re.compile(r"(?:\x1b)?\[\d{1,3}(?:;\d{1,3})*m|\x1b\[[0-9;?]*[A-Za-z]")
@@ -156,6 +157,10 @@ LOWER_LEVEL_HEAD_RE = re.compile(r"^(?:error|critical|fatal|warning|warn|info|de
 LOG_HEADER_END_RE = re.compile(rf"[\]|:>\-]$|^\W+$|[\d/]|^{LEVEL_WORDS}$")
 LOG_HEADER_TOKENS = 8
 
+# The operating system's own error texts, as its C library words them ("Permission denied",
+# "Invalid argument", "Exec format error"), whoever printed them.
+OS_ERRORS = {os.strerror(n): n for n in range(1, 134) if not os.strerror(n).startswith("Unknown error")}
+
 # Error lines that are not Python exceptions; the name says what kind of failure it is.
 ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cuda_oom", re.compile(r"CUDA out of memory", re.I)),
@@ -283,6 +288,12 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"timed out|connection refused|permission denied|out of memory)\b",
             re.I,
         ),
+    ),
+    # What failed, then the system's error text in lower case, as Go programs (docker, containerd,
+    # the kubelet) print it: "exec /usr/local/bin/python: exec format error".
+    (
+        "os_error",
+        re.compile(r":\s(?:" + "|".join(re.escape(t.lower()) for t in OS_ERRORS) + r")\s*$"),
     ),
 )
 

@@ -6,12 +6,11 @@ removing library boilerplate, tokenising for lexical matching, and naming frames
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from kb.logpatterns import HUB_REQUEST_ID_RE
+from kb.logpatterns import HUB_REQUEST_ID_RE, OS_ERRORS
 from kb.logscan import Frame
 
 URL_RE = re.compile(r"https?://\S+")
@@ -273,11 +272,9 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 # the address differs from user to user.
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
-# The operating system's own error texts, as its C library words them ("Permission denied",
-# "Invalid argument", "Connection refused"), whoever printed them: the same slot as the errno a
-# Python OSError prints in front of its text ("[Errno 13]"). Case-sensitive: CUDA's lower-case
+# The system's error text ("Permission denied", kb.logpatterns.OS_ERRORS) is the same slot as the
+# errno a Python OSError prints in front of it ("[Errno 13]"). Case-sensitive: CUDA's lower-case
 # "invalid argument" is CUDA's own (ERROR_FAMILY_RE).
-OS_ERRORS = {os.strerror(n): n for n in range(1, 134) if not os.strerror(n).startswith("Unknown error")}
 OS_ERROR_RE = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(OS_ERRORS, key=len, reverse=True)) + r")(?![\w-])")
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
 SLOT_RULES = 6

@@ -93,7 +93,7 @@ def _tier(block: ErrorBlock) -> int:
 
 # Error lines ranked as symptoms because they are generic (a logger's `ERROR:` line, an error named in
 # a sentence), not because they say that something else failed: no note sends the user elsewhere.
-GENERIC_ERROR_LINES = frozenset({"log_error", "error_phrase"})
+GENERIC_ERROR_LINES = frozenset({"log_error", "error_phrase", "os_error"})
 
 
 def reports_another_failure(block: ErrorBlock) -> bool:

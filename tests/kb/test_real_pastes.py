@@ -1155,3 +1155,19 @@ def test_rocms_hip_error_line_outranks_the_abort_after_it():
     )
     assert "asynchronously" not in sig.message and "serialize" not in sig.message.lower()
     assert "dsa" not in sig.message.lower()
+
+
+def test_the_systems_error_text_in_lower_case_ends_an_error_line():
+    # docker on an arm host running an amd64 image (fresh22): Go prints the system's error text in
+    # lower case after what failed; inside a job log it outranks the trainer's notices.
+    text = (
+        "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. "
+        "The model config and generation config were aligned accordingly, being updated with the tokenizer's "
+        "values. Updated tokens: {'bos_token_id': None}.\n"
+        "[rank0]:  docker logs  45263f126f61 \n"
+        "[rank0]:  exec /usr/local/bin/python: exec format error\n"
+    )
+    _, pattern, message = root_of(text)
+    assert (pattern, message) == ("os_error", "exec /usr/local/bin/python: exec format error")
+    # the words alone, in a sentence, are no error line
+    assert root_of("we hit a permission denied earlier but that is fixed now\n")[1] != "os_error"
