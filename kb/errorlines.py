@@ -33,6 +33,7 @@ from kb.logpatterns import (
     PROSE_EXC_OPEN_RE,
     PROSE_EXC_START_RE,
     QUIET_LINE_RE,
+    QUOTED_ERROR_RE,
     WARNING_RE,
     WRAPPED_WARNING_RE,
     metric_anomaly,
@@ -198,6 +199,10 @@ def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:
         return
     if level in ("ERROR", "CRITICAL", "FATAL"):  # the logger said so, in words no pattern knows
         _add_error_line(scan, i, "log_error", s)
+        return
+    quoted = QUOTED_ERROR_RE.search(s)
+    if quoted and " " in quoted.group("msg").strip():  # a sentence that quotes its error (not a bare name)
+        _add_error_line(scan, i, "error_phrase", s, quoted.group("msg").strip())
         return
     if re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s) or re.search(r"\bWARN(?:ING)?\b", s[:40]):
         _add_frameless(scan, i, i + 1, "warning", "", s)

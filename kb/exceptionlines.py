@@ -136,6 +136,15 @@ def _ends_with_hub_request_id(text: str) -> bool:
     return m is not None and m.end() == len(line)
 
 
+def _wrapped_on_next_line(scan: ScanState, i: int, end: int, message: str) -> re.Match[str] | None:
+    """The exception on the line after an exception line at `i` whose message ends with a colon
+    (and has no continuation): the one it introduces."""
+    if end != i + 1 or end >= len(scan.logical) or not message.endswith(":"):
+        return None
+    exc = match_exception(scan.text(end))
+    return exc if exc and exc.group("colon") and exc.group("msg") else None
+
+
 def finish_exception(
     scan: ScanState,
     start: int,
@@ -149,6 +158,15 @@ def finish_exception(
     message = " ".join([exc.group("msg") or ""] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
     exc_type = exc.group("type")
     inner = exc.group("inner")
+    wrapped = _wrapped_on_next_line(scan, i, end, message)
+    if wrapped:
+        # A wrapper whose message ends by introducing the exception it wraps, on the next line
+        # (torch.compile's `BackendCompilerFailed: backend='inductor' raised:`): that one failed.
+        wrappers.append(exc_type.rsplit(".", 1)[-1])
+        exc, i = wrapped, end
+        end = continuation(scan, i)
+        message = " ".join([exc.group("msg") or ""] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
+        exc_type, inner = exc.group("type"), exc.group("inner")
     if inner and exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES:
         wrappers.append(exc_type.rsplit(".", 1)[-1])
         exc_type = inner

@@ -38,7 +38,7 @@ ENTRY_REGION_MIN_LINES = 40
 # copy read another way is built again.
 ENTRY_READING = (
     f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};fences-markup;region-by-stream;exc-repr;prose-exc-tier;"
-    "comfyui-marker;hub-request-id;hip-errors;raise-glued;os-error-line"
+    "comfyui-marker;hub-request-id;hip-errors;raise-glued;os-error-line;wrapped-next-line;quoted-error"
 )
 
 

@@ -1171,3 +1171,38 @@ def test_the_systems_error_text_in_lower_case_ends_an_error_line():
     assert (pattern, message) == ("os_error", "exec /usr/local/bin/python: exec format error")
     # the words alone, in a sentence, are no error line
     assert root_of("we hit a permission denied earlier but that is fixed now\n")[1] != "os_error"
+
+
+def test_the_exception_a_wrapper_introduces_on_the_next_line_is_the_failure():
+    # torch.compile on Windows (fresh23): dynamo's wrapper ends its message with "raised:" and the
+    # backend's own exception follows on the next line; that one says what failed.
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "H:\\ComfyUI\\python_embeded\\Lib\\site-packages\\torch\\_dynamo\\output_graph.py", line 1465, '
+        "in _call_user_compiler\n"
+        "    raise BackendCompilerFailed(self.compiler_fn, e) from e\n"
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "FileExistsError: [WinError 183] Cannot create a file when that file already exists: "
+        "'C:\\\\Users\\\\U\\\\AppData\\\\Local\\\\Temp\\\\torchinductor_U\\\\cache\\\\.33880.4940.tmp'\n"
+        "\n"
+        'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information\n'
+    )
+    sig, choice = signature_from_text(text)
+    assert sig.exc_type == "FileExistsError" and sig.raw_message.startswith("[WinError 183] Cannot create a file")
+    assert choice.root is not None and choice.root.wrappers == ("BackendCompilerFailed",)
+    assert sig.frames  # the traceback's frames stay with it
+    # a message ending in a colon with no exception under it is read as before
+    exc, _, message = root_of("RuntimeError: Error(s) in loading state_dict for GPT2:\n\tMissing key(s): 'h.0'\n")
+    assert exc == "RuntimeError" and message.startswith("Error(s) in loading state_dict for GPT2:")
+
+
+def test_an_error_a_sentence_quotes_as_code_is_what_it_reports():
+    # datasets before 2.14 (fresh23): the sentence names the error and quotes it; the quote is the error.
+    text = (
+        "Whenever I try to get an Argilla dataset from the Huggingface Hub I get the error "
+        "`unexpected keyword argument 'token'`. THis happens with both public and private datasets.\n"
+    )
+    _, pattern, message = root_of(text)
+    assert (pattern, message) == ("error_phrase", "unexpected keyword argument 'token'")
+    # a bare type in backticks says less than the sentence around it
+    assert root_of("Sometimes we get error `AssertionError ` here\n")[1] != "error_phrase"
