@@ -51,6 +51,7 @@ GATHERED = (
     "fresh21",
     "fresh22",
     "fresh23",
+    "fresh24",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
