@@ -52,6 +52,7 @@ GATHERED = (
     "fresh22",
     "fresh23",
     "fresh24",
+    "fresh25",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
