@@ -113,7 +113,9 @@ KNOWN_PACKAGES = (
 # Sentences that libraries append to many different errors; they say nothing about which one.
 # (PyTorch's ROCm build appends the same sentences with HIP's names.)
 BOILERPLATE_RES = (
-    re.compile(r"(?:CUDA|HIP) kernel errors might be asynchronously reported at some other API call.*?(?:incorrect\.|$)", re.I),
+    re.compile(
+        r"(?:CUDA|HIP) kernel errors might be asynchronously reported at some other API call.*?(?:incorrect\.|$)", re.I
+    ),
     re.compile(r"For debugging consider passing (?:CUDA_LAUNCH_BLOCKING=1|AMD_SERIALIZE_KERNEL=\d)\.?", re.I),
     re.compile(r"Compile with `?TORCH_USE_(?:CUDA|HIP)_DSA`? to enable device-side assertions\.?", re.I),
     re.compile(r"\(?run with NCCL_DEBUG=INFO for details\)?", re.I),
@@ -271,13 +273,18 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 # The port says which service a connection was for (6379 Redis, 29500 torch.distributed), where
 # the address differs from user to user.
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
+# Windows names the extension module whose DLL would not load ("DLL load failed while importing
+# libtriton: …"), unquoted, where elsewhere Python quotes it ("No module named 'libtriton'").
+SLOT_IMPORTING_RE = re.compile(r"\bDLL load failed while importing ([A-Za-z_][\w.]*)")
 SLOT_DIGITS_RE = re.compile(r"\d+")
 # The system's error text ("Permission denied", kb.logpatterns.OS_ERRORS) is the same slot as the
 # errno a Python OSError prints in front of it ("[Errno 13]"). Case-sensitive: CUDA's lower-case
 # "invalid argument" is CUDA's own (ERROR_FAMILY_RE).
-OS_ERROR_RE = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(OS_ERRORS, key=len, reverse=True)) + r")(?![\w-])")
+OS_ERROR_RE = re.compile(
+    r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(OS_ERRORS, key=len, reverse=True)) + r")(?![\w-])"
+)
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 6
+SLOT_RULES = 7
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")
@@ -295,7 +302,8 @@ def _slot(value: str) -> str:
 def message_slots(raw_message: str) -> tuple[str, ...]:
     """The distinguishing values of an error message, normalised (digits as #, paths as their
     file name): quoted names (not a model's name), called functions, flags and linked libraries,
-    shared libraries, error codes (also as the system's error text), ports."""
+    shared libraries, a module Windows could not load, error codes (also as the system's error
+    text), ports."""
     return tuple(dict.fromkeys(slot for slot, _ in _slot_values(raw_message)))
 
 
@@ -313,7 +321,7 @@ def _slot_values(raw_message: str) -> list[tuple[str, str]]:
     text = strip_boilerplate(raw_message[:1500])[:1000]
     found = [
         (_slot(v), v)
-        for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE)
+        for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE, SLOT_IMPORTING_RE)
         for v in rx.findall(text)
         if not (rx is SLOT_QUOTED_RE and MODEL_NAME_RE.search(v))
     ]

@@ -127,7 +127,9 @@ def test_slots_keep_the_shared_library_a_loader_could_not_open():
     cudart = message_slots("OSError: libcudart.so.12: cannot open shared object file: No such file or directory")
     assert mpi == ("libmpi", "code:2") and cudart == ("libcudart", "code:2")
     # Another version of the same library is the same slot.
-    assert message_slots("OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory") == cudart
+    assert (
+        message_slots("OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory") == cudart
+    )
     assert message_slots('OSError: [WinError 126] Error loading "C:/torch/lib/fbgemm.dll"')[-1] == "fbgemm"
 
 
@@ -188,3 +190,15 @@ def test_a_name_quoted_with_mixed_quotes_is_the_name_alone():
     # the slot is the module, as in the entry's "No module named 'resource'".
     assert message_slots("No module named 'resource‘”is displayed") == message_slots("No module named 'resource'")
     assert message_slots("No module named ‘resource’") == ("resource",)
+
+
+def test_the_module_windows_could_not_load_is_a_slot():
+    # fresh23's look-alike: triton-windows' compiled cuda_utils is not triton's own libtriton.
+    utils = message_slots(
+        "ImportError: DLL load failed while importing cuda_utils: The specified module could not be found."
+    )
+    libtriton = message_slots(
+        "ImportError: DLL load failed while importing libtriton: A dynamic link library (DLL) init failed."
+    )
+    assert utils == ("cuda_utils",) and libtriton == ("libtriton",)
+    assert slot_agreement(utils, libtriton)["slot_conflict"] == 1.0
