@@ -272,7 +272,10 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:^|\s)nvcc (?:fatal|error)\s*: "
         ),
     ),
-    ("cuda_error", re.compile(r"\b(?:CUDA|HIP) error\b|\b(?:cuda|hip)Error\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b")),
+    (
+        "cuda_error",
+        re.compile(r"\b(?:CUDA|HIP) error\b|\b(?:cuda|hip)Error\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b"),
+    ),
     ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),
     # glog's severity letter, as Ray's and PyTorch's C++ code print it: "[2025-04-21 10:05:37,313 E
     # 959680 959717] file.cc:116:", "E0105 10:00:00.123456 12345 file.cc:88]", "[E105 10:00:00.000 file.cpp:616]".

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from kb.logpatterns import HUB_REQUEST_ID_RE, OS_ERRORS
+from kb.logpatterns import HUB_REQUEST_ID_RE
 from kb.logscan import Frame
 
 URL_RE = re.compile(r"https?://\S+")
@@ -273,18 +273,9 @@ SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:
 # The port says which service a connection was for (6379 Redis, 29500 torch.distributed), where
 # the address differs from user to user.
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
-# Windows names the extension module whose DLL would not load ("DLL load failed while importing
-# libtriton: …"), unquoted, where elsewhere Python quotes it ("No module named 'libtriton'").
-SLOT_IMPORTING_RE = re.compile(r"\bDLL load failed while importing ([A-Za-z_][\w.]*)")
 SLOT_DIGITS_RE = re.compile(r"\d+")
-# The system's error text ("Permission denied", kb.logpatterns.OS_ERRORS) is the same slot as the
-# errno a Python OSError prints in front of it ("[Errno 13]"). Case-sensitive: CUDA's lower-case
-# "invalid argument" is CUDA's own (ERROR_FAMILY_RE).
-OS_ERROR_RE = re.compile(
-    r"(?<![\w-])(?:" + "|".join(re.escape(t) for t in sorted(OS_ERRORS, key=len, reverse=True)) + r")(?![\w-])"
-)
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 7
+SLOT_RULES = 5
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")
@@ -302,8 +293,7 @@ def _slot(value: str) -> str:
 def message_slots(raw_message: str) -> tuple[str, ...]:
     """The distinguishing values of an error message, normalised (digits as #, paths as their
     file name): quoted names (not a model's name), called functions, flags and linked libraries,
-    shared libraries, a module Windows could not load, error codes (also as the system's error
-    text), ports."""
+    shared libraries, error codes, ports."""
     return tuple(dict.fromkeys(slot for slot, _ in _slot_values(raw_message)))
 
 
@@ -321,12 +311,11 @@ def _slot_values(raw_message: str) -> list[tuple[str, str]]:
     text = strip_boilerplate(raw_message[:1500])[:1000]
     found = [
         (_slot(v), v)
-        for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE, SLOT_IMPORTING_RE)
+        for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE)
         for v in rx.findall(text)
         if not (rx is SLOT_QUOTED_RE and MODEL_NAME_RE.search(v))
     ]
     found += [(_slot(a or b), a or b) for a, b in SLOT_LIBRARY_RE.findall(text)]
     found += [(f"code:{c}", f"code {c}") for c in SLOT_CODE_RE.findall(text)]
-    found += [(f"code:{OS_ERRORS[t]}", t) for t in OS_ERROR_RE.findall(text)]
     found += [(f"port:{p}", f"port {p}") for p in SLOT_PORT_RE.findall(text)]
     return [(s, v) for s, v in found if len(s.strip("#")) >= 2 or s.startswith(("code:", "port:"))]
