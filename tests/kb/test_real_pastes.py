@@ -16,14 +16,32 @@ def root_of(text: str) -> tuple[str, str, str]:
     return sig.exc_type, sig.pattern, sig.raw_message
 
 
-def test_traceback_cut_before_its_exception_line_is_named_by_its_raise_statement():
-    text = (
-        '  File "/root/miniconda3/envs/dschat/lib/python3.9/site-packages/deepspeed/runtime/zero/'
-        'partitioned_param_coordinator.py", line 186, in reset_step\n'
-        '    raise RuntimeError(f"still have inflight params "\n'
-    )
-    exc, _, message = root_of(text)
-    assert exc == "RuntimeError" and message.startswith("still have inflight params")
+CUT_AT_RAISE = [
+    # DeepSpeed: the literal part of the `raise` under the last frame is the message
+    (
+        "/root/miniconda3/envs/dschat/lib/python3.9/site-packages/deepspeed/runtime/zero/"
+        'partitioned_param_coordinator.py", line 186, in reset_step',
+        '    raise RuntimeError(f"still have inflight params "',
+        "RuntimeError",
+        "still have inflight params",
+    ),
+    # peft: the exception line glued onto its `raise` by a lost line break (fresh's undocumented GPTQ report)
+    (
+        '/x/site-packages/peft/tuners/lora/model.py", line 317, in _create_new_module',
+        "    raise ValueError(ValueError: Target module QuantLinear() is not supported. Currently, only the "
+        "following modules are supported: `torch.nn.Linear`, `torch.nn.Embedding`.",
+        "ValueError",
+        "Target module QuantLinear() is not supported.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("frame", "raise_line", "exc_type", "message"), CUT_AT_RAISE)
+def test_traceback_cut_before_its_exception_line_is_named_by_its_raise_statement(
+    frame: str, raise_line: str, exc_type: str, message: str
+) -> None:
+    exc, _, got = root_of(f'  File "{frame}\n{raise_line}\n')
+    assert exc == exc_type and got.startswith(message)
 
 
 def test_debugger_exception_report_takes_its_message_from_the_next_line():
@@ -518,17 +536,6 @@ def test_load_state_dict_mismatch_list_without_its_runtime_error():
     # Under its RuntimeError the list stays that exception's message.
     exc, _, message = root_of("RuntimeError: Error(s) in loading state_dict for OPTForCausalLM:\n\t" + line)
     assert exc == "RuntimeError" and "size mismatch for" in message
-
-
-def test_glog_line_with_the_process_tag_after_its_header():
-    # Ray's raylet: "(raylet)" between glog's header and the source file.
-    text = (
-        "(raylet, ip=10.209.34.142) [2023-04-23 09:55:28,127 E 44 92] (raylet) file_system_monitor.cc:105: "
-        "/tmp/ray/session_2023-04-23_08-48-16_909296_38 is over 95% full, available space: 11970445312; "
-        "capacity: 422687690752. Object creation will fail if spilling is required.\n"
-    )
-    _, pattern, message = root_of(text)
-    assert pattern == "log_error" and "is over 95% full" in message
 
 
 def test_an_exception_named_with_its_module_is_the_root_of_a_job_log_without_a_traceback():
@@ -1045,17 +1052,35 @@ def test_a_logger_line_quoted_as_code_in_a_sentence_is_what_the_paste_asks_about
     assert telling_lines("wandb: WARNING Path logs/x wasn't writable, using system temp directory.\nboom\n") == ["boom"]
 
 
-def test_exception_a_logger_printed_as_its_repr_is_the_root_not_the_access_log_line_above_it():
-    # vLLM's engine logs the exception object it caught; the HTTP 500 above it is what the client saw.
-    text = (
+ROOT_AND_MESSAGE = {
+    # vLLM's engine logs the exception object it caught, as its repr; the HTTP 500 above it is what
+    # the client saw.
+    "exception-repr-under-access-log": (
         "INFO 03-19 11:53:56 [cuda.py:234] Cannot use FlashAttention-2 backend for Volta and Turing GPUs. \n"
         "INFO 03-19 11:53:56 [cuda.py:282] Using XFormers backend.  \n"
         ".....  \n"
         'INFO:     127.0.0.1:41950 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error\n'
-        "ERROR 03-19 11:54:51 [engine.py:158] AssertionError('Only FlashAttention backend is supported for now.')"
-    )
-    exc, _, message = root_of(text)
-    assert (exc, message) == ("AssertionError", "Only FlashAttention backend is supported for now.")
+        "ERROR 03-19 11:54:51 [engine.py:158] AssertionError('Only FlashAttention backend is supported for now.')",
+        ("AssertionError", "Only FlashAttention backend is supported for now."),
+    ),
+    # GitHub joined torch's `raise AttributeError(` and the exception line under it (unsloth's GRPO,
+    # fresh5): the names the message quotes tell it from every other missing attribute.
+    "exception-line-glued-onto-its-raise": (
+        '  File "/data/scripts/unsloth_compiled_cache/UnslothGRPOTrainer.py", line 857, in __init__\n'
+        "    self.llm = model.vllm_engine; self._last_loaded_step = 0\n"
+        "               ^^^^^^^^^^^^^^^^^\n"
+        '  File "/home/u/.conda/envs/unsloth_env/lib/python3.11/site-packages/torch/nn/modules/module.py", '
+        "line 1928, in __getattr__\n"
+        "    raise AttributeError(AttributeError: 'Qwen2ForCausalLM' object has no attribute 'vllm_engine'\n",
+        ("AttributeError", "'Qwen2ForCausalLM' object has no attribute 'vllm_engine'"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("paste", "expected"), ROOT_AND_MESSAGE.values(), ids=ROOT_AND_MESSAGE.keys())
+def test_the_root_is_this_exception_with_this_message(paste: str, expected: tuple[str, str]) -> None:
+    exc, _, message = root_of(paste)
+    assert (exc, message) == expected
 
 
 def test_traceback_a_logger_prints_under_an_exception_repr_outranks_the_repr():
@@ -1114,80 +1139,23 @@ def test_a_sentence_that_introduces_a_cut_traceback_is_not_its_message():
         assert [b.kind for b in scan_log(text)] == ["truncated_traceback"]
 
 
-def test_an_exception_line_glued_onto_its_raise_keeps_its_quoted_names():
-    # GitHub joined torch's `raise AttributeError(` and the exception line under it (unsloth's
-    # GRPO, fresh5): the names the message quotes tell it from every other missing attribute.
-    text = (
-        '  File "/data/scripts/unsloth_compiled_cache/UnslothGRPOTrainer.py", line 857, in __init__\n'
-        "    self.llm = model.vllm_engine; self._last_loaded_step = 0\n"
-        "               ^^^^^^^^^^^^^^^^^\n"
-        '  File "/home/u/.conda/envs/unsloth_env/lib/python3.11/site-packages/torch/nn/modules/module.py", '
-        "line 1928, in __getattr__\n"
-        "    raise AttributeError(AttributeError: 'Qwen2ForCausalLM' object has no attribute 'vllm_engine'\n"
-    )
-    exc, _, message = root_of(text)
-    assert (exc, message) == ("AttributeError", "'Qwen2ForCausalLM' object has no attribute 'vllm_engine'")
-    # peft's glued raise, above a second traceback the paste holds (fresh's undocumented GPTQ report)
-    text = (
-        '  File "/x/site-packages/peft/tuners/lora/model.py", line 317, in _create_new_module\n'
-        "    raise ValueError(ValueError: Target module QuantLinear() is not supported. Currently, only the "
-        "following modules are supported: `torch.nn.Linear`, `torch.nn.Embedding`.\n"
-    )
-    exc, _, message = root_of(text)
-    assert exc == "ValueError" and message.startswith("Target module QuantLinear() is not supported.")
-
-
-def test_rocms_hip_error_line_outranks_the_abort_after_it():
-    # stable-diffusion-webui on an RDNA2 card (fresh22): HIP's error code, quoted, then the abort.
-    text = (
-        "Launching Web UI with arguments: --precision full --no-half\n"
-        '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n'
-        "Aborted (core dumped)\n"
-    )
-    _, pattern, message = root_of(text)
-    assert pattern == "cuda_error" and "hipErrorNoBinaryForGpu" in message
-    # PyTorch's ROCm build appends CUDA's hint sentences in HIP's words: no part of what failed.
-    sig, _ = signature_from_text(
-        "torch.AcceleratorError: HIP error: invalid device function\n"
-        "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
-        "might be incorrect.\nFor debugging consider passing AMD_SERIALIZE_KERNEL=3\n"
-        "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.\n"
-    )
-    assert "asynchronously" not in sig.message and "serialize" not in sig.message.lower()
-    assert "dsa" not in sig.message.lower()
-
-
-def test_the_systems_error_text_in_lower_case_ends_an_error_line():
-    # docker on an arm host running an amd64 image (fresh22): Go prints the system's error text in
-    # lower case after what failed; inside a job log it outranks the trainer's notices.
-    text = (
-        "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. "
-        "The model config and generation config were aligned accordingly, being updated with the tokenizer's "
-        "values. Updated tokens: {'bos_token_id': None}.\n"
-        "[rank0]:  docker logs  45263f126f61 \n"
-        "[rank0]:  exec /usr/local/bin/python: exec format error\n"
-    )
-    _, pattern, message = root_of(text)
-    assert (pattern, message) == ("os_error", "exec /usr/local/bin/python: exec format error")
-    # the words alone, in a sentence, are no error line
-    assert root_of("we hit a permission denied earlier but that is fixed now\n")[1] != "os_error"
+# torch.compile on Windows (fresh23): dynamo's wrapper ends its message with "raised:" and the
+# backend's own exception follows on the next line; that one says what failed.
+DYNAMO_WRAPPED = (
+    "Traceback (most recent call last):\n"
+    '  File "H:\\ComfyUI\\python_embeded\\Lib\\site-packages\\torch\\_dynamo\\output_graph.py", line 1465, '
+    "in _call_user_compiler\n"
+    "    raise BackendCompilerFailed(self.compiler_fn, e) from e\n"
+    "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+    "FileExistsError: [WinError 183] Cannot create a file when that file already exists: "
+    "'C:\\\\Users\\\\U\\\\AppData\\\\Local\\\\Temp\\\\torchinductor_U\\\\cache\\\\.33880.4940.tmp'\n"
+    "\n"
+    'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information\n'
+)
 
 
 def test_the_exception_a_wrapper_introduces_on_the_next_line_is_the_failure():
-    # torch.compile on Windows (fresh23): dynamo's wrapper ends its message with "raised:" and the
-    # backend's own exception follows on the next line; that one says what failed.
-    text = (
-        "Traceback (most recent call last):\n"
-        '  File "H:\\ComfyUI\\python_embeded\\Lib\\site-packages\\torch\\_dynamo\\output_graph.py", line 1465, '
-        "in _call_user_compiler\n"
-        "    raise BackendCompilerFailed(self.compiler_fn, e) from e\n"
-        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
-        "FileExistsError: [WinError 183] Cannot create a file when that file already exists: "
-        "'C:\\\\Users\\\\U\\\\AppData\\\\Local\\\\Temp\\\\torchinductor_U\\\\cache\\\\.33880.4940.tmp'\n"
-        "\n"
-        'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information\n'
-    )
-    sig, choice = signature_from_text(text)
+    sig, choice = signature_from_text(DYNAMO_WRAPPED)
     assert sig.exc_type == "FileExistsError" and sig.raw_message.startswith("[WinError 183] Cannot create a file")
     assert choice.root is not None and choice.root.wrappers == ("BackendCompilerFailed",)
     assert sig.frames  # the traceback's frames stay with it
@@ -1196,13 +1164,64 @@ def test_the_exception_a_wrapper_introduces_on_the_next_line_is_the_failure():
     assert exc == "RuntimeError" and message.startswith("Error(s) in loading state_dict for GPT2:")
 
 
-def test_an_error_a_sentence_quotes_as_code_is_what_it_reports():
+ERROR_LINES = {
+    # Ray's raylet: "(raylet)" between glog's header and the source file.
+    "glog-line-with-process-tag": (
+        "(raylet, ip=10.209.34.142) [2023-04-23 09:55:28,127 E 44 92] (raylet) file_system_monitor.cc:105: "
+        "/tmp/ray/session_2023-04-23_08-48-16_909296_38 is over 95% full, available space: 11970445312; "
+        "capacity: 422687690752. Object creation will fail if spilling is required.\n",
+        "log_error",
+        "is over 95% full",
+    ),
+    # stable-diffusion-webui on an RDNA2 card (fresh22): HIP's error code, quoted, then the abort.
+    "rocm-hip-error-over-abort": (
+        "Launching Web UI with arguments: --precision full --no-half\n"
+        '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n'
+        "Aborted (core dumped)\n",
+        "cuda_error",
+        "hipErrorNoBinaryForGpu",
+    ),
+    # docker on an arm host running an amd64 image (fresh22): Go prints the system's error text in
+    # lower case after what failed; inside a job log it outranks the trainer's notices.
+    "system-error-text-ends-line": (
+        "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. "
+        "The model config and generation config were aligned accordingly, being updated with the tokenizer's "
+        "values. Updated tokens: {'bos_token_id': None}.\n"
+        "[rank0]:  docker logs  45263f126f61 \n"
+        "[rank0]:  exec /usr/local/bin/python: exec format error\n",
+        "os_error",
+        "exec /usr/local/bin/python: exec format error",
+    ),
     # datasets before 2.14 (fresh23): the sentence names the error and quotes it; the quote is the error.
-    text = (
+    "error-quoted-in-a-sentence": (
         "Whenever I try to get an Argilla dataset from the Huggingface Hub I get the error "
-        "`unexpected keyword argument 'token'`. THis happens with both public and private datasets.\n"
-    )
-    _, pattern, message = root_of(text)
-    assert (pattern, message) == ("error_phrase", "unexpected keyword argument 'token'")
+        "`unexpected keyword argument 'token'`. THis happens with both public and private datasets.\n",
+        "error_phrase",
+        "unexpected keyword argument 'token'",
+    ),
+}
+
+
+@pytest.mark.parametrize(("paste", "pattern", "part"), ERROR_LINES.values(), ids=ERROR_LINES.keys())
+def test_the_root_is_this_error_line(paste: str, pattern: str, part: str) -> None:
+    _, got_pattern, message = root_of(paste)
+    assert got_pattern == pattern and part in message
+
+
+def test_what_an_error_line_is_not():
+    # the system's error text in a sentence is no error line
+    assert root_of("we hit a permission denied earlier but that is fixed now\n")[1] != "os_error"
     # a bare type in backticks says less than the sentence around it
     assert root_of("Sometimes we get error `AssertionError ` here\n")[1] != "error_phrase"
+
+
+def test_pytorchs_rocm_hint_sentences_are_no_part_of_what_failed():
+    # PyTorch's ROCm build appends CUDA's hint sentences in HIP's words.
+    sig, _ = signature_from_text(
+        "torch.AcceleratorError: HIP error: invalid device function\n"
+        "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+        "might be incorrect.\nFor debugging consider passing AMD_SERIALIZE_KERNEL=3\n"
+        "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.\n"
+    )
+    assert "asynchronously" not in sig.message and "serialize" not in sig.message.lower()
+    assert "dsa" not in sig.message.lower()
