@@ -124,10 +124,10 @@ PROSE_EXC_START_RE = re.compile(
 )
 PROSE_EXC_OPEN_RE = re.compile(r"\*\*|`|\"|“|「")
 PROSE_EXC_CLOSE = {"**": "**", "`": "`", '"': '"', "“": "”", "「": "」"}
-# Words by which a program says it handled an exception it names: a retry, a skipped item, a fallback.
 # An error a sentence quotes as code right after naming it ("I get the error `unexpected keyword
 # argument 'token'`", "error: `…`"): what is quoted is the error, whatever words it uses.
 QUOTED_ERROR_RE = re.compile(r"\b(?:error|exception)s?\b\s*(?:message\s*)?[:：]?\s*`(?P<msg>[^`\n]{8,300})`", re.I)
+# Words by which a program says it handled an exception it names: a retry, a skipped item, a fallback.
 HANDLED_RE = re.compile(
     r"\b(?:retry|retrying|retries|retried|skip|skipping|skipped|caught|catching|ignor(?:e|ed|ing)|fall(?:ing)? back"
     r"|fallback|attempt\w*|handled|recovered)\b|重试|跳过|忽略|回退",
@@ -296,7 +296,8 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     # What failed, then the system's error text in lower case, as Go programs (docker, containerd,
-    # the kubelet) print it: "exec /usr/local/bin/python: exec format error".
+    # the kubelet) print it: "exec /usr/local/bin/python: exec format error". Generic, like
+    # error_phrase (kb.rootcause.GENERIC_ERROR_LINES): any more telling error outranks it.
     (
         "os_error",
         re.compile(r":\s(?:" + "|".join(re.escape(t.lower()) for t in OS_ERRORS) + r")\s*$"),

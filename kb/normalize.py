@@ -246,9 +246,8 @@ FAMILY_NOISE = frozenset({"please", "report", "issue", "developer", "nccl", "ver
 
 
 def error_family(masked_message: str) -> tuple[str, frozenset[str]] | None:
-    """("cuda", words of what went wrong) for "CUDA error: device-side assert triggered" (and for
-    ROCm's "HIP error: …"); None
-    for a message that does not belong to such a family."""
+    """("cuda", words of what went wrong) for "CUDA error: device-side assert triggered" and for
+    ROCm's "HIP error: …"; None for a message that does not belong to such a family."""
     m = ERROR_FAMILY_RE.match(masked_message)
     if not m:
         return None
