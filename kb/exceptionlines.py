@@ -136,6 +136,12 @@ def _ends_with_hub_request_id(text: str) -> bool:
     return m is not None and m.end() == len(line)
 
 
+def _message(scan: ScanState, i: int, exc: re.Match[str]) -> tuple[int, str]:
+    """Where the exception line at `i` ends (its continuation lines included) and its whole message."""
+    end = continuation(scan, i)
+    return end, " ".join([exc.group("msg") or ""] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
+
+
 def _wrapped_on_next_line(scan: ScanState, i: int, end: int, message: str) -> re.Match[str] | None:
     """The exception on the line after an exception line at `i` whose message ends with a colon
     (and has no continuation): the one it introduces."""
@@ -154,19 +160,16 @@ def finish_exception(
     wrappers: list[str],
     relation: str,
 ) -> int:
-    end = continuation(scan, i)
-    message = " ".join([exc.group("msg") or ""] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
-    exc_type = exc.group("type")
-    inner = exc.group("inner")
+    end, message = _message(scan, i, exc)
     wrapped = _wrapped_on_next_line(scan, i, end, message)
     if wrapped:
         # A wrapper whose message ends by introducing the exception it wraps, on the next line
         # (torch.compile's `BackendCompilerFailed: backend='inductor' raised:`): that one failed.
-        wrappers.append(exc_type.rsplit(".", 1)[-1])
+        wrappers.append(exc.group("type").rsplit(".", 1)[-1])
         exc, i = wrapped, end
-        end = continuation(scan, i)
-        message = " ".join([exc.group("msg") or ""] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
-        exc_type, inner = exc.group("type"), exc.group("inner")
+        end, message = _message(scan, i, exc)
+    exc_type = exc.group("type")
+    inner = exc.group("inner")
     if inner and exc_type.rsplit(".", 1)[-1] in WRAPPER_TYPES:
         wrappers.append(exc_type.rsplit(".", 1)[-1])
         exc_type = inner

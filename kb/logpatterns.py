@@ -162,7 +162,7 @@ LOG_HEADER_TOKENS = 8
 
 # The operating system's own error texts, as its C library words them ("Permission denied",
 # "Invalid argument", "Exec format error"), whoever printed them.
-OS_ERRORS = {os.strerror(n): n for n in range(1, 134) if not os.strerror(n).startswith("Unknown error")}
+OS_ERRORS = tuple(t for t in map(os.strerror, range(1, 134)) if not t.startswith("Unknown error"))
 
 # Error lines that are not Python exceptions; the name says what kind of failure it is.
 ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
