@@ -53,6 +53,7 @@ GATHERED = (
     "fresh23",
     "fresh24",
     "fresh25",
+    "fresh26",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
