@@ -13,7 +13,16 @@ from dataclasses import dataclass
 
 from kb.exceptionlines import match_exception
 from kb.logclean import clean_line, line_stream, log_lines, process_tag, quoted_as_code
-from kb.logpatterns import BAR_LINE_RE, CI_QUIET, FENCE_LINE_RE, QUIET_LINE_RE, WARNING_LOG_LINE_RE
+from kb.logpatterns import (
+    BAR_LINE_RE,
+    CHAIN_CAUSE_RE,
+    CHAIN_DURING_RE,
+    CI_QUIET,
+    FENCE_LINE_RE,
+    QUIET_LINE_RE,
+    TB_HEAD_RE,
+    WARNING_LOG_LINE_RE,
+)
 from kb.logscan import ErrorBlock, Frame, scan_log
 from kb.normalize import WS_RE, frame_key, mask_message, module_of
 from kb.rootcause import RootChoice, deprecation_notice, select_root
@@ -24,6 +33,18 @@ CONFIG_DUMP_RE = re.compile(
     # a line of a printed dict or JSON config: 'key': {... / "key": value,
     r"|^[{\s]*['\"][\w.\-/]+['\"]\s*:\s*\S"
 )
+
+
+def traceback_structure(line: str) -> bool:
+    """A traceback's header, chain marker or frame line (whole or cut: `File "/u`): where the
+    error was raised, which the signature's frames read, never what failed."""
+    head = TB_HEAD_RE.match(line)
+    return (
+        bool(head and not head["rest"])
+        or bool(CHAIN_CAUSE_RE.match(line) or CHAIN_DURING_RE.match(line))
+        or line.startswith('File "')
+    )
+
 
 # Most specific first: the RL framework a user runs matters more than the libraries beneath it.
 FRAMEWORK_ORDER = (
@@ -158,7 +179,7 @@ def telling_lines(
     for raw in reversed(log_lines(text)):
         cl = clean_line(raw)
         line = cl.text.strip()
-        if not line or CONFIG_DUMP_RE.match(line) or FENCE_LINE_RE.match(line):
+        if not line or CONFIG_DUMP_RE.match(line) or FENCE_LINE_RE.match(line) or traceback_structure(line):
             continue
         # The level a prefix gave the line ("INFO 08-10 21:22:23 llm.py:12]", "2024-09-04 23:45:31,637 [INFO]").
         # A logger's line a person quoted as code in a sentence ("`wandb: WARNING Path … wasn't

@@ -1036,6 +1036,26 @@ def test_a_progress_bar_cut_by_the_paste_is_no_telling_line():
     assert telling_lines(glued, with_warnings=True)
 
 
+def test_a_tracebacks_header_and_frames_are_no_telling_lines():
+    # bitsandbytes issue 1848: a logger's error line, then a traceback the paste cut in its first
+    # frame. The header and the cut frame had been the paste's last telling lines, and their words
+    # ("traceback", "most", "recent", "call", "file") cover every entry that holds a traceback.
+    text = (
+        "[bitsandbytes.cextension|ERROR]bitsandbytes library load error: Configured CUDA binary not found at "
+        "/usr/local/lib/python3.12/dist-packages/bitsandbytes/libbitsandbytes_cuda131.so\n"
+        "Traceback (most recent call last):\n"
+        '  File "/u'
+    )
+    assert telling_lines(text) == [text.splitlines()[0]]
+    assert telling_lines(text.split("\n", 1)[1], with_warnings=True) == []
+    chained = (
+        'Traceback (most recent call last):\n  File "a.py", line 3, in f\n    g()\nValueError: no such run\n\n'
+        "During handling of the above exception, another exception occurred:\n\n"
+        "The above exception was the direct cause of the following exception:\n"
+    )
+    assert telling_lines(chained) == ["g()", "ValueError: no such run"]
+
+
 def test_a_logger_line_quoted_as_code_in_a_sentence_is_what_the_paste_asks_about():
     # A wandb report: the only output is a logger's warning the user quoted in backticks, its
     # closing backtick on the next line; an informational level does not make it noise.
