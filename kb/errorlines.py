@@ -151,6 +151,16 @@ def _under_raise_or_carets(above: str) -> bool:
     return bool(re.match(r"\s*raise\b", above) or CARET_RE.match(above))
 
 
+def _closing_quote(rest: str, mark: str) -> int:
+    """Where the quote around an error closes in the rest of its line (-1: never). A straight
+    double quote right before a word opens a string inside the message (`'message': "This model's
+    …"`), so it closes nothing."""
+    if mark != '"':
+        return rest.find(mark)
+    m = re.search(r'"(?!\w)', rest)
+    return m.start() if m else -1
+
+
 def exception_in_prose(t: str) -> re.Match[str] | None:
     """The exception a sentence names after a word, comma or colon, with a message after it; not
     a logger's line (a clock time or a level word before it), which narrates a retry as often, nor
@@ -165,7 +175,7 @@ def exception_in_prose(t: str) -> re.Match[str] | None:
         close = -1
         if m.group("open"):
             innermost = PROSE_EXC_OPEN_RE.findall(m.group("open"))[-1]
-            close = rest.find(PROSE_EXC_CLOSE[innermost])
+            close = _closing_quote(rest, PROSE_EXC_CLOSE[innermost])
             rest = rest[:close] if close > 0 else rest
         # A logger's header before it makes it a logger's narration, unless a person quoted it as
         # code: a collapsed paste keeps its log headers, and a logger never wraps what it prints in
