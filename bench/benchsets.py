@@ -54,6 +54,7 @@ GATHERED = (
     "fresh24",
     "fresh25",
     "fresh26",
+    "fresh27",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
