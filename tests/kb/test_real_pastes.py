@@ -66,23 +66,6 @@ def test_error_quoted_in_prose_with_backticks():
     assert exc == "ImportError" and message.endswith("libnvJitLink.so.12")
 
 
-def test_a_quoted_string_inside_an_error_quoted_in_prose_does_not_close_the_quote():
-    # llama-stack's issue 4534 (a vLLM server behind the openai client): the error is quoted in a
-    # sentence and never closed; the `"` that opens the server's message in it had been read as the
-    # closing quote, and the message ended at `'message':`.
-    text = (
-        "I keep getting the following error \"openai.BadRequestError: Error code: 400 - {'object': 'error', "
-        "'message': \"This model's maximum context length is 6048 tokens. However, you requested 6616 tokens "
-        "(568 in the messages, 6048 in the completion). Please reduce the length of the messages or "
-        "completion.\", 'type': 'BadRequestError', 'param': None, 'code': 400}\n"
-    )
-    exc, _, message = root_of(text)
-    assert exc == "BadRequestError" and message.endswith("Please reduce the length of the messages or completion.")
-    # A quote that closes before a word-less character still ends the error.
-    exc, _, message = root_of('It fails with "ValueError: bad shape", then exits\n')
-    assert exc == "ValueError" and message == "bad shape"
-
-
 # huggingface_hub's HTTP errors (a public issue of sap-ai-research's contexttab): the first line is
 # the same for every 404 or 403, what failed is under a blank line, and the request id is new every time.
 HUB_REVISION_NOT_FOUND = (
@@ -1124,6 +1107,26 @@ ROOT_AND_MESSAGE = {
         "line 1928, in __getattr__\n"
         "    raise AttributeError(AttributeError: 'Qwen2ForCausalLM' object has no attribute 'vllm_engine'\n",
         ("AttributeError", "'Qwen2ForCausalLM' object has no attribute 'vllm_engine'"),
+    ),
+    # llama-stack's issue 4534 (a vLLM server behind the openai client): the error is quoted in a
+    # sentence and never closed; the `"` that opens the server's message in it had been read as the
+    # closing quote, and the message ended at `'message':`.
+    "a-string-inside-an-error-quoted-in-prose-closes-nothing": (
+        "I keep getting the following error \"openai.BadRequestError: Error code: 400 - {'object': 'error', "
+        "'message': \"This model's maximum context length is 6048 tokens. However, you requested 6616 tokens "
+        "(568 in the messages, 6048 in the completion). Please reduce the length of the messages or "
+        "completion.\", 'type': 'BadRequestError', 'param': None, 'code': 400}\n",
+        (
+            "BadRequestError",
+            "Error code: 400 - {'object': 'error', 'message': \"This model's maximum context length is 6048 "
+            "tokens. However, you requested 6616 tokens (568 in the messages, 6048 in the completion). Please "
+            "reduce the length of the messages or completion.",
+        ),
+    ),
+    # A quote that closes before a character that is no word character still ends the error.
+    "a-quote-before-a-comma-closes-an-error-quoted-in-prose": (
+        'It fails with "ValueError: bad shape", then exits\n',
+        ("ValueError", "bad shape"),
     ),
 }
 
