@@ -19,7 +19,7 @@ from scipy.sparse import csr_matrix
 from kb.logclean import clean_line, line_stream, log_lines, process_tag
 from kb.logpatterns import FENCE_LINE_RE, QUIET_LINE_RE
 from kb.logscan import ErrorBlock, scan_log
-from kb.normalize import SLOT_RULES, strip_boilerplate
+from kb.normalize import SLOT_RULES
 from kb.rootcause import select_root
 from kb.signature import telling_lines
 
@@ -39,17 +39,14 @@ ENTRY_REGION_MIN_LINES = 40
 ENTRY_READING = (
     f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};fences-markup;region-by-stream;exc-repr;prose-exc-tier;"
     "comfyui-marker;hub-request-id;hip-errors;raise-glued;os-error-line;wrapped-next-line;quoted-error;"
-    "telling-not-traceback;prose-quote-string;raw-boilerplate"
+    "telling-not-traceback;prose-quote-string"
 )
 
 
 def raw_tokens(text: str) -> list[str]:
-    """Lower-cased words and numbers of text with ANSI codes, launcher prefixes, markdown fences and
-    the sentences libraries append to many errors (`CUDA kernel errors might be asynchronously
-    reported …`: kb.normalize.BOILERPLATE_RES) removed."""
+    """Lower-cased words and numbers of text with ANSI codes, launcher prefixes and markdown fences removed."""
     lines = (clean_line(line).text for line in log_lines(text)[:MAX_DOC_LINES])
-    kept = (strip_boilerplate(line) for line in lines if not FENCE_LINE_RE.match(line.strip()))
-    return RAW_TOKEN_RE.findall("\n".join(kept).lower())
+    return RAW_TOKEN_RE.findall("\n".join(line for line in lines if not FENCE_LINE_RE.match(line.strip())).lower())
 
 
 def telling_errors(blocks: Sequence[ErrorBlock]) -> list[ErrorBlock]:

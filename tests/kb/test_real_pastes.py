@@ -1014,20 +1014,6 @@ def test_a_markdown_fence_is_no_word_of_the_failure():
     assert telling_lines(text) == ["Beginning of Epoch 1/16, Total Micro Batches 1840"]
 
 
-def test_the_sentences_libraries_append_to_many_errors_are_no_words_of_the_failure():
-    # Two reports of one failure (a hard-coded cuda:1 on a machine with one GPU; DocumentSearch
-    # issue 4, tab-ddpm issue 20) carry PyTorch's CUDA hints and their first report does not; an
-    # entry for another cause whose paste has the hints had matched their words ahead of it.
-    text = (
-        "RuntimeError: CUDA error: invalid device ordinal\n"
-        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
-        "might be incorrect.\n"
-        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
-        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
-    )
-    assert raw_tokens(text) == ["runtimeerror", "cuda", "error", "invalid", "device", "ordinal"]
-
-
 def test_a_progress_bar_cut_by_the_paste_is_no_telling_line():
     # A note's NCCL warning under a progress bar a wide terminal drew and the paste cut mid-bar
     # (a verl job's output): the bar says nothing of what went wrong; the warning does.
