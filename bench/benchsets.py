@@ -55,6 +55,7 @@ GATHERED = (
     "fresh25",
     "fresh26",
     "fresh27",
+    "fresh28",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
