@@ -29,6 +29,7 @@ from kb.logpatterns import (
     METRIC_KEYS,
     METRIC_KV_RE,
     METRIC_RE,
+    PIP_WRAPPER_RE,
     PROSE_EXC_CLOSE,
     PROSE_EXC_OPEN_RE,
     PROSE_EXC_START_RE,
@@ -200,7 +201,9 @@ def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:
     for name, rx in ERROR_LINE_PATTERNS if ANY_ERROR_LINE_RE.search(t) else ():
         m = rx.search(t)
         if m:
-            if name == "log_error" and re.search(r"\b(?:0 errors?|no errors?|errors?=0)\b", t, re.I):
+            if name == "log_error" and (
+                re.search(r"\b(?:0 errors?|no errors?|errors?=0)\b", t, re.I) or PIP_WRAPPER_RE.match(t)
+            ):
                 continue
             _add_error_line(scan, i, name, s, identity(name, m, s))
             return

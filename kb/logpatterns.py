@@ -148,6 +148,12 @@ LOG_LINE_RE = re.compile(
     r"INFO:|WARNING:|DEBUG:|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d)"
 )
 
+# pip's codes for "a subprocess failed" (the subprocess's own output under them says why): never the
+# error, though they open a line the way a command-line tool's own diagnostic does.
+PIP_WRAPPER_RE = re.compile(
+    r"^\s*error: (?:subprocess-exited-with-error|metadata-generation-failed|legacy-install-failure)\b"
+)
+
 # A logger's or supervisor's header of unknown format in front of an exception line
 # ("[16:10:33] stdout/INFO  triton.runtime.errors.OutOfResources: ...", "2024-05-01 10:00:00,123 -
 # trainer - ERROR - ValueError: ..."): at most 8 tokens, one of them a clock time or a level word.
@@ -252,7 +258,8 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "build_failed",
         re.compile(
             r"ninja: build stopped|make(?:\[\d+\])?: \*\*\* \S.* Error \d+|collect2: error: ld returned \d+ exit status|"
-            r"ERROR: Failed building wheel for|Failed to build installable wheels|Error (?:compiling objects for|building) extension"
+            r"ERROR: Failed building wheel for|Failed to build installable wheels|Error (?:compiling objects for|building) extension|"
+            r"^\s*error: command '[^']+' failed with exit (?:code|status) \d+"
         ),
     ),
     (
@@ -264,12 +271,13 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("dependency_conflict", re.compile(r"\brequires \S{1,300}, but you have\b")),
     # gcc/clang/nvcc diagnostics: "main.c:5:10: fatal error: Python.h: No such file or directory",
-    # and nvcc's own ("nvcc fatal   : Unsupported gpu architecture 'compute_89'").
+    # nvcc's own ("nvcc fatal   : Unsupported gpu architecture 'compute_89'"), and a fatal one pasted
+    # without its file prefix ("fatal error: THC/THC.h: No such file or directory").
     (
         "compiler_error",
         re.compile(
             r"\S{1,300}?:\d+(?::\d+)?: (?:fatal )?error: |\S{1,300}?\(\d+\): (?:fatal )?error C\d{4}:|"
-            r"(?:^|\s)nvcc (?:fatal|error)\s*: "
+            r"(?:^|\s)nvcc (?:fatal|error)\s*: |^\s*fatal error: \S"
         ),
     ),
     (
@@ -277,6 +285,9 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"\b(?:CUDA|HIP) error\b|\b(?:cuda|hip)Error\w*|\bCUBLAS_STATUS_\w+|\bcuda runtime error\b"),
     ),
     ("log_error", re.compile(r"(?:^|[\s\[(])(?:ERROR|FATAL|CRITICAL|Error)(?::|\]|\s{2,}|\s(?=\w))")),
+    # A command-line tool's own diagnostic, lower case at the start of a line (uv, pip, cargo, git,
+    # a compiler whose file:line prefix was cut): "error: No virtual environment found".
+    ("log_error", re.compile(r"^\s*error: \S")),
     # glog's severity letter, as Ray's and PyTorch's C++ code print it: "[2025-04-21 10:05:37,313 E
     # 959680 959717] file.cc:116:", "E0105 10:00:00.123456 12345 file.cc:88]", "[E105 10:00:00.000 file.cpp:616]".
     (

@@ -117,6 +117,61 @@ def test_nvccs_own_fatal_error_outranks_the_make_lines_after_it():
     assert root_of(text)[1] == "compiler_error"
 
 
+# A command-line tool's own diagnostic, lower case at the start of a line (public uv, pip, PyTorch
+# extension and GitHub Actions reports): the error, ahead of the runner's exit code and the build
+# tool giving up under it. pip's own code for "a subprocess failed" is not: its output says why.
+CLI_DIAGNOSTICS = {
+    "uv-above-the-runners-exit-code": (
+        "$ uv pip install -U pip setuptools wheel invoke\n"
+        "error: No Python default installation found in virtual environments\n"
+        "Error: Process completed with exit code 2.\n",
+        ("log_error", "No Python default installation found in virtual environments"),
+    ),
+    "pip-refusing-an-externally-managed-environment": (
+        "error: externally-managed-environment\n\n"
+        "× This environment is externally managed\n"
+        "╰─> To install Python packages system-wide, try apt install\n"
+        "    python3-xyz, where xyz is the package you are trying to\n",
+        ("log_error", "externally-managed-environment"),
+    ),
+    "indented-in-pips-build-output": (
+        "This is part of the error. The error content is too long, so I only brought part of it.\n"
+        '      error: Microsoft Visual C++ 14.0 or greater is required. Get it with "Microsoft C++ Build Tools": \n'
+        "I installed Visual Studio 2022 Community Edition and only installed the basics. What should I add?\n",
+        ("log_error", "Microsoft Visual C++ 14.0 or greater is required"),
+    ),
+    "compiler-error-without-its-file-prefix-above-setuptools": (
+        "~bash make.sh:\n"
+        " fatal error: THC/THC.h: No such file or directory\n"
+        "    7 | #include <THC/THC.h>\n"
+        "      |          ^~~~~~~~~~~\n"
+        "compilation terminated.\n"
+        "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1\n",
+        ("compiler_error", "THC/THC.h: No such file or directory"),
+    ),
+    "setuptools-giving-up-alone": (
+        "error: command '/usr/bin/gcc' failed with exit code 1\n",
+        ("build_failed", "failed with exit code 1"),
+    ),
+    "pips-wrapper-code-above-the-cmake-error": (
+        "  error: subprocess-exited-with-error\n"
+        "  \n"
+        "  × Building wheel for sentencepiece (pyproject.toml) did not run successfully.\n"
+        "  │ exit code: 1\n"
+        "  ╰─> [5 lines of output]\n"
+        "      CMake Error at CMakeLists.txt:23 (project):\n"
+        "        No CMAKE_CXX_COMPILER could be found.\n",
+        ("log_error", "CMake Error at CMakeLists.txt:23 (project):"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("paste", "expected"), CLI_DIAGNOSTICS.values(), ids=CLI_DIAGNOSTICS.keys())
+def test_a_command_line_tools_own_error_line_is_the_root(paste: str, expected: tuple[str, str]) -> None:
+    _, pattern, message = root_of(paste)
+    assert (pattern, expected[1] in message) == (expected[0], True), message
+
+
 # A TRL issue and a Composer issue: the error put between ``` and ``` on one line, which GitHub
 # shows as inline code; the opening backticks are no fence and no word of the error.
 INLINE_CODE_ERRORS = [
