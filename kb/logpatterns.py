@@ -350,8 +350,12 @@ CI_MARKS = frozenset({"error", "warning", "notice", "debug", "group", "endgroup"
 CI_QUIET = frozenset({"notice", "debug", "group", "endgroup", "command", "section"})
 # The line Ray puts where a wrapped exception's message would be: "ray::TaskRunner.run() (pid=…, ip=…)".
 RAY_TASK_HEADER_RE = re.compile(r"^\s*ray::[\w.]+\(\)\s*(?:\(pid=.*\))?\s*$")
-# A debugger's report of an exception (VS Code in English and Chinese): the type, then its message below.
-DEBUGGER_EXC_RE = re.compile(r"^\s*(?:Exception has occurred|发生异常)\s*[:：]\s*(?P<type>[\w.]+)\s*$")
+# A debugger's report of an exception (VS Code in English and Chinese): the type, then its message below;
+# a backtick may open it in a paste, and VS Code may add where it paused ("(note: full exception trace
+# is shown but execution is paused at: _run_module_as_main)").
+DEBUGGER_EXC_RE = re.compile(
+    r"^\s*`?(?:Exception has occurred|发生异常)\s*[:：]\s*(?P<type>[\w.]+)\s*(?:\(note: [^)]{0,200}\))?\s*$"
+)
 # The source line of the innermost frame of a traceback cut before its exception line.
 RAISE_LINE_RE = re.compile(
     r"^\s*(?:-*>\s*\d+\s+)?raise\s+(?P<type>[\w.]*(?:Error|Exception|Failure))\s*\(\s*(?P<msg>.*)$"

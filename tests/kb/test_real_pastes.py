@@ -54,6 +54,16 @@ def test_debugger_exception_report_takes_its_message_from_the_next_line():
     )
     exc, _, message = root_of(text)
     assert exc == "ValueError" and "padding_side='right'" in message
+    # ms-swift's GRPO in a Chinese VS Code, pasted after a backtick, with the note on where it paused.
+    text = (
+        "`发生异常: KeyError       (note: full exception trace is shown but execution is paused at: "
+        "_run_module_as_main)\n"
+        "'prompt'\n"
+        '  File "D:\\Anaconda\\anaconda\\envs\\qwen\\Lib\\site-packages\\trl\\trainer\\grpo_trainer.py", line 519, '
+        "in _prepare_inputs\n"
+        '    prompts = [x["prompt"] for x in inputs]\n'
+    )
+    assert root_of(text)[0::2] == ("KeyError", "'prompt'")
 
 
 def test_error_quoted_in_prose_with_backticks():
