@@ -56,6 +56,7 @@ GATHERED = (
     "fresh26",
     "fresh27",
     "fresh28",
+    "fresh29",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
