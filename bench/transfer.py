@@ -15,6 +15,8 @@ With `--fresh [NAME]`, a set of problems gathered after the last fit (bench/data
 the earlier gathered sets', train's and dev's corpora and the samples), by
 models fitted as `make fit-ranker` fits the shipped ones: on dev, dev-long, train and train-long.
 `--cache FILE` keeps the collected tables (FILE and FILE.transfer or FILE.NAME) for the next run.
+`--answer-add F` (an experiment, as in bench/grouped_cv.py) has the answer model read the first
+candidate's feature F as well.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from benchsets import GATHERED, RUNS, QueryTable, collect
 from grouped_cv import (
     COLUMNS,
     FEATURES,
+    answer_features_extend,
     commit,
     decide,
     fit_all,
@@ -75,7 +78,15 @@ def main() -> None:
     ap.add_argument("--show", action="store_true", help="list the queries answered wrong")
     ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--folds", type=int, default=5, help="inner grouped folds of the threshold's fit")
+    ap.add_argument(
+        "--answer-add",
+        action="append",
+        default=[],
+        help="an experiment: the answer model also reads this feature of the first candidate",
+    )
     args = ap.parse_args()
+    if args.answer_add:
+        answer_features_extend(args.answer_add)
     tmp = setup_throwaway()
     try:
         if args.fresh:
