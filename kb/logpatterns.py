@@ -259,7 +259,7 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"ninja: build stopped|make(?:\[\d+\])?: \*\*\* \S.* Error \d+|collect2: error: ld returned \d+ exit status|"
             r"ERROR: Failed building wheel for|Failed to build installable wheels|Error (?:compiling objects for|building) extension|"
-            r"^\s*error: command '[^']+' failed with exit (?:code|status) \d+"
+            r"^\s*error: command '[^']{1,300}' failed with exit (?:code|status) \d+"
         ),
     ),
     (
