@@ -57,6 +57,7 @@ GATHERED = (
     "fresh27",
     "fresh28",
     "fresh29",
+    "fresh30",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
