@@ -58,6 +58,7 @@ GATHERED = (
     "fresh28",
     "fresh29",
     "fresh30",
+    "fresh31",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
