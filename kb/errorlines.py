@@ -13,6 +13,9 @@ from kb.errorblock import ErrorBlock
 from kb.exceptionlines import continuation, exception_after_header, finish_exception, is_symptom, match_exception
 from kb.logpatterns import (
     ARGPARSE_RE,
+    ARGPARSE_USAGE_LINES,
+    ARGPARSE_USAGE_RE,
+    ARGPARSE_WORDING_RE,
     CARET_RE,
     CI_QUIET,
     CODE_LINE_RE,
@@ -190,11 +193,17 @@ def exception_in_prose(t: str) -> re.Match[str] | None:
     return None
 
 
+def _argparse_said(scan: ScanState, i: int, s: str) -> bool:
+    """Whether a "prog: error: …" line is argparse's: in its own wording, or under its usage line."""
+    if ARGPARSE_WORDING_RE.search(s):
+        return True
+    return any(ARGPARSE_USAGE_RE.match(scan.text(k)) for k in range(max(0, i - ARGPARSE_USAGE_LINES), i))
+
+
 def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:
     """A line that is neither informational nor code: argparse's error, an error line a
     pattern names, a line the CI runner or the logger marked as an error, or a logged warning."""
-    am = ARGPARSE_RE.match(s)
-    if am and not LOG_LINE_RE.match(s):
+    if ARGPARSE_RE.match(s) and not LOG_LINE_RE.match(s) and _argparse_said(scan, i, s):
         _add_error_line(scan, i, "argparse_error", s)
         return
     # One pass says whether any pattern can match (most lines of a log match none).

@@ -143,6 +143,15 @@ ARGPARSE_RE = re.compile(
     r"^error: (?:unrecognized arguments|the following arguments are required|"
     r"argument [\w/-]+: (?:invalid|expected|ambiguous|not allowed|conflicting))\b"
 )
+# What only argparse says after "error:"; without it, a "prog: error: …" line is argparse's only under
+# its "usage:" line (at most ARGPARSE_USAGE_LINES lines up): C programs word their own errors the same way
+# ("llama_init_from_gpt_params: error: failed to load model", "clang: error: unsupported option").
+ARGPARSE_WORDING_RE = re.compile(
+    r"error: (?:unrecognized arguments|the following arguments are required|argument [\w/-]+: |invalid choice: "
+    r"|ambiguous option: |one of the arguments )"
+)
+ARGPARSE_USAGE_RE = re.compile(r"^\s*usage: ", re.I)
+ARGPARSE_USAGE_LINES = 200
 LOG_LINE_RE = re.compile(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
     r"INFO:|WARNING:|DEBUG:|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d)"
@@ -288,6 +297,9 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A command-line tool's own diagnostic, lower case at the start of a line (uv, pip, cargo, git,
     # a compiler whose file:line prefix was cut): "error: No virtual environment found".
     ("log_error", re.compile(r"^\s*error: \S")),
+    # A program's own error under its name or its function's, in lower case: "clang: error: …",
+    # "llama_model_load: error loading model: …" (argparse's own lines are read before these).
+    ("log_error", re.compile(r"^\s*[\w.+-]{1,60}: (?:fatal )?error(?: [a-z]{2,20}){0,4}: \S")),
     # glog's severity letter, as Ray's and PyTorch's C++ code print it: "[2025-04-21 10:05:37,313 E
     # 959680 959717] file.cc:116:", "E0105 10:00:00.123456 12345 file.cc:88]", "[E105 10:00:00.000 file.cpp:616]".
     (
@@ -313,6 +325,8 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "os_error",
         re.compile(r":\s(?:" + "|".join(re.escape(t.lower()) for t in OS_ERRORS) + r")\s*$"),
     ),
+    # A C program's report of a failed system call by its number: "Read -1, expected 32416, errno = 1".
+    ("os_error", re.compile(r"\berrno\s?[=:]\s?[1-9]\d{0,3}\b")),
 )
 
 SHELL_LINE_RE = re.compile(r"^(?:\+ |\$ |# |\(\w+\) \S+@|\S+@\S+:.*[#$] )")

@@ -173,6 +173,27 @@ CLI_DIAGNOSTICS = {
         "        No CMAKE_CXX_COMPILER could be found.\n",
         ("log_error", "CMake Error at CMakeLists.txt:23 (project):"),
     ),
+    # llama.cpp (an ollama issue): its functions' "error: failed to load model" lines are no
+    # argparse errors (no usage line, not argparse's words); the first error says why.
+    "llama-cpp-function-names-before-error": (
+        "main: seed  = 1723019120\n"
+        "llama_model_load: error loading model: tensor 'blk.2.ffn_down.weight' data is not within the file "
+        "bounds, model is corrupted or incomplete\n"
+        "llama_load_model_from_file: failed to load model\n"
+        "llama_init_from_gpt_params: error: failed to load model 'models\\gemma-1.1-7b-it.Q4_K_M.gguf'\n"
+        "main: error: unable to load model\n",
+        ("log_error", "data is not within the file bounds"),
+    ),
+    # Open MPI's shared-memory transport in a container (an ADIOS2 issue, behind --tag-output):
+    # a failed system call by its number, the only error among the program's own output.
+    "errno-of-a-failed-system-call": (
+        "[1,0]<stdout>: bef begin_step\n"
+        "[1,1]<stdout>: bef begin_step\n"
+        "[1,1]<stderr>:[30678029a2d4:12987] Read -1, expected 32416, errno = 1\n"
+        "[1,2]<stderr>:[30678029a2d4:12988] Read -1, expected 32416, errno = 1\n"
+        "[1,4]<stdout>: aft begin_step\n",
+        ("os_error", "Read -1, expected 32416, errno = 1"),
+    ),
 }
 
 
@@ -406,6 +427,16 @@ def test_argparse_error_pasted_without_its_program_name():
     assert pattern == "argparse_error" and message.startswith("error: unrecognized arguments: --local_rank")
     # "error:" with any other wording still needs the program name in front of it
     assert root_of("error: see the log above\n")[1] != "argparse_error"
+
+
+def test_a_programs_error_line_is_argparses_only_in_its_words_or_under_its_usage():
+    # A script's own parser.error() message, under the usage line argparse prints first.
+    usage = "usage: train.py [-h] [--config CONFIG]\ntrain.py: error: config file missing a model section\n"
+    assert root_of(usage)[1] == "argparse_error"
+    # Argparse's own words need no usage line (a paste often drops it) ...
+    assert root_of("grpo.py: error: the following arguments are required: --dataset_name\n")[1] == "argparse_error"
+    # ... and a compiler driver's error has neither (fresh26, Apple clang under torch.compile).
+    assert root_of("clang: error: unsupported option '-fopenmp'\n")[1] == "log_error"
 
 
 def test_json_log_records_are_read_by_their_message_or_the_traceback_they_carry():
