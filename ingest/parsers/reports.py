@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from kb.logclean import clean_line, for_display
-from kb.logpatterns import CODE_LINE_RE, LOG_LINE_RE
+from kb.logpatterns import CODE_LINE_RE, LOG_LINE_RE, PIP_WRAPPER_RE
 from kb.logscan import scan_log
 from kb.normalize import strip_boilerplate
 from kb.rootcause import select_root
@@ -88,7 +88,11 @@ def pastes_output(text: str) -> bool:
 
 
 def has_error(text: str, offset: int = 0) -> bool:
-    return any(b.kind != "warning" for b in scan_log(text, offset))
+    """An error in the text, or pip's word that a build step it ran failed: never the root error
+    (kb.errorlines), but a paste of pip's box whose output names no error still reports a failure."""
+    if any(b.kind != "warning" for b in scan_log(text, offset)):
+        return True
+    return "error: " in text and any(PIP_WRAPPER_RE.match(clean_line(line).text) for line in text.splitlines())
 
 
 def title_for(text: str, fallback: str = "") -> str:
@@ -105,8 +109,9 @@ def title_for(text: str, fallback: str = "") -> str:
 
 
 def first_line(text: str) -> str:
+    """The first line with words, a markdown fence's own line (```, ```text) left out."""
     for line in text.splitlines():
-        if line.strip():
+        if line.strip() and not re.fullmatch(r"\s*(?:```|~~~)[\w+-]*\s*", line):
             return line.strip()
     return ""
 

@@ -117,6 +117,34 @@ def test_output_that_names_no_error_pasted_with_a_question_about_it_is_an_entry(
         assert "ANTLR runtime and generated code versions disagree" in cands[0].problem_text
 
 
+# A neuralbody issue: pip's box around a build step that failed, the output under it naming no error
+# (pip's "subprocess-exited-with-error" is never the root error), pasted in a fence the paste cut.
+PIP_BOX = (
+    "```\n"
+    "Collecting sklearn\n"
+    "  Downloading sklearn-0.0.post5.tar.gz (3.7 kB)\n"
+    "  Preparing metadata (setup.py) ... error\n"
+    "  error: subprocess-exited-with-error\n"
+    "  \n"
+    "  × python setup.py egg_info did not run successfully.\n"
+    "  │ exit code: 1\n"
+    "  ╰─> [18 lines of output]\n"
+    "      The 'sklearn' PyPI package is deprecated, use 'scikit-learn'\n"
+    "      rather than 'sklearn' for pip commands.\n"
+    "      [end of output]\n"
+    "  \n"
+    "  note: This error originates from a subprocess, an\n"
+)
+
+
+@pytest.mark.parametrize("question", ["", "What is wrong here and how do I fix it?"])
+def test_a_pasted_pip_box_whose_output_names_no_error_is_an_entry(question):
+    cands = parse_one_turn(f"{PIP_BOX}\n{question}", "Install scikit-learn, not the placeholder sklearn.")
+    assert len(cands) == 1
+    assert "The 'sklearn' PyPI package is deprecated" in cands[0].problem_text
+    assert cands[0].title == "Collecting sklearn"  # the fence's own line is no title
+
+
 def test_notes_headings_are_remedies_and_a_heading_without_log_is_still_an_entry():
     text = decode_document(shared_sample(NOTES_SAMPLE).read_bytes())
     fmt, cands = parse_document(text)
