@@ -222,9 +222,10 @@ def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:
     if level in ("ERROR", "CRITICAL", "FATAL"):  # the logger said so, in words no pattern knows
         _add_error_line(scan, i, "log_error", s)
         return
-    quoted = QUOTED_ERROR_RE.search(s) if "`" in s else None  # most lines quote nothing: one cheap test
-    if quoted and " " in quoted.group("msg").strip():  # a sentence that quotes its error (not a bare name)
-        _add_error_line(scan, i, "error_phrase", s, quoted.group("msg").strip())
+    quoted = QUOTED_ERROR_RE.search(s) if ("`" in s or '"' in s or "“" in s) else None  # most lines quote nothing
+    said = (quoted.group("msg") or quoted.group("dmsg")).strip() if quoted else ""
+    if " " in said:  # a sentence that quotes its error (not a bare name)
+        _add_error_line(scan, i, "error_phrase", s, said)
         return
     if re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s) or re.search(r"\bWARN(?:ING)?\b", s[:40]):
         _add_frameless(scan, i, i + 1, "warning", "", s)

@@ -126,7 +126,13 @@ PROSE_EXC_OPEN_RE = re.compile(r"\*\*|`|\"|“|「")
 PROSE_EXC_CLOSE = {"**": "**", "`": "`", '"': '"', "“": "”", "「": "」"}
 # An error a sentence quotes as code right after naming it ("I get the error `unexpected keyword
 # argument 'token'`", "error: `…`"): what is quoted is the error, whatever words it uses.
-QUOTED_ERROR_RE = re.compile(r"\b(?:error|exception)s?\b\s*(?:message\s*)?[:：]?\s*`(?P<msg>[^`\n]{8,300})`", re.I)
+# In double quotes too, after a word that joins it to the error ("there was an error for "Missing key
+# in checkpoint state_dict: …"", "got the error: "…"").
+QUOTED_ERROR_RE = re.compile(
+    r"\b(?:error|exception)s?\b(?:\s+(?:for|of|like|saying|message))?\s*[:：]?\s*"
+    r"(?:`(?P<msg>[^`\n]{8,300})`|[\"“](?P<dmsg>[^\"“”\n]{8,300})[\"”])",
+    re.I,
+)
 # Words by which a program says it handled an exception it names: a retry, a skipped item, a fallback.
 HANDLED_RE = re.compile(
     r"\b(?:retry|retrying|retries|retried|skip|skipping|skipped|caught|catching|ignor(?:e|ed|ing)|fall(?:ing)? back"

@@ -1335,6 +1335,16 @@ ERROR_LINES = {
         "error_phrase",
         "unexpected keyword argument 'token'",
     ),
+    # A Cosmos user (fresh31), in double quotes after "an error for", inside a trainer's job log.
+    "error-in-double-quotes-in-a-sentence": (
+        "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. "
+        "The model config and generation config were aligned accordingly, being updated with the tokenizer's "
+        "values. Updated tokens: {'bos_token_id': None}.\n"
+        'But when I ran post-training with Cosmos-1.0-Autoregressive-4B, there was an error for "Missing key in '
+        'checkpoint state_dict: module.decoder.layers.self_attention.q_layernorm._extra_state/shard_0_16".\n',
+        "error_phrase",
+        "Missing key in checkpoint state_dict: module.decoder",
+    ),
 }
 
 
@@ -1349,6 +1359,7 @@ def test_what_an_error_line_is_not():
     assert root_of("we hit a permission denied earlier but that is fixed now\n")[1] != "os_error"
     # a bare type in backticks says less than the sentence around it
     assert root_of("Sometimes we get error `AssertionError ` here\n")[1] != "error_phrase"
+    assert root_of('The run logs the error "Timeout" and goes on\n')[1] != "error_phrase"
 
 
 def test_pytorchs_rocm_hint_sentences_are_no_part_of_what_failed():
