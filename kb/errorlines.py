@@ -22,6 +22,7 @@ from kb.logpatterns import (
     DEBUGGER_EXC_RE,
     ERROR_LINE_PATTERNS,
     EXC_REPR_RE,
+    FRAME_RE,
     HANDLED_RE,
     HTTP_ERROR_RE,
     IPYTHON_HEAD_RE,
@@ -39,6 +40,7 @@ from kb.logpatterns import (
     QUIET_LINE_RE,
     QUOTED_ERROR_RE,
     WARNING_RE,
+    WARNING_SOURCE_RE,
     WRAPPED_WARNING_RE,
     metric_anomaly,
 )
@@ -122,6 +124,10 @@ def _exception_at(scan: ScanState, i: int, t: str, s: str) -> int | None:
     return None
 
 
+def is_warning_source(line: str) -> bool:
+    return bool(WARNING_SOURCE_RE.match(line)) and not FRAME_RE.match(line)
+
+
 def _python_warning(scan: ScanState, i: int, wm: re.Match[str]) -> int:
     end = continuation(scan, i, limit=3)
     msg = " ".join([wm.group("msg")] + [scan.text(k).strip() for k in range(i + 1, end)]).strip()
@@ -132,7 +138,13 @@ def _python_warning(scan: ScanState, i: int, wm: re.Match[str]) -> int:
     # the report pasted under it, and cutting the message there loses such reports (grouped CV:
     # answered right 0.883 → 0.875).
     again = next((k for k in range(i + 1, end) if WARNING_RE.search(scan.text(k))), None)
-    return again if again is not None else max(end, i + 1)
+    if again is not None:
+        return again
+    # Python ends a warning with the line of source that raised it: the lines after it are read again
+    # on their own too (an error a progress bar's redraw glued under the warning).
+    if end > i + 2 and is_warning_source(scan.text(i + 1)):
+        return i + 2
+    return max(end, i + 1)
 
 
 def _add_frameless(scan: ScanState, i: int, end: int, kind: str, exc_type: str, message: str) -> None:

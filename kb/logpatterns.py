@@ -142,6 +142,8 @@ HANDLED_RE = re.compile(
 # Quantifiers before a literal are bounded: on a megabyte-long line an unbounded \S+ would make
 # every search quadratic.
 WARNING_RE = re.compile(r"(?P<path>[^\s:]{1,300}\.py):\d+: (?P<type>\w{0,40}Warning): (?P<msg>.*)$")
+# The source line Python prints under a warning (`warnings.formatwarning`): indented by two spaces.
+WARNING_SOURCE_RE = re.compile(r"^  \S")
 # argparse: "prog: error: …" (Slurm's tools say the same, and have their own pattern), or only
 # argparse's own wording when a paste dropped the program name before "error:".
 ARGPARSE_RE = re.compile(

@@ -1335,6 +1335,19 @@ ERROR_LINES = {
         "error_phrase",
         "unexpected keyword argument 'token'",
     ),
+    # WSL2 without libcuda on the library path (fresh8): the error came under tqdm's redraw, glued to its
+    # bar, right under a Python warning and its source line; the warning explains nothing.
+    "error-glued-to-a-progress-bar-under-a-warning": (
+        "/home/USERNAME/miniconda3/envs/ENVNAME/lib/python3.11/site-packages/torch/functional.py:504: UserWarning: "
+        "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. (Triggered "
+        "internally at ../aten/src/ATen/native/TensorShape.cpp:3483.)\n"
+        "  return _VF.meshgrid(tensors, **kwargs)  # type: ignore[attr-defined]\n"
+        "  0%|                                                  | 0/1 [00:00<?, ?it/s]Could not load library "
+        "libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory\n"
+        "Aborted\n",
+        "log_error",
+        "Could not load library libcudnn_cnn_infer.so.8",
+    ),
     # A Cosmos user (fresh31), in double quotes after "an error for", inside a trainer's job log.
     "error-in-double-quotes-in-a-sentence": (
         "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. "
