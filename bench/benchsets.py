@@ -59,6 +59,7 @@ GATHERED = (
     "fresh29",
     "fresh30",
     "fresh31",
+    "fresh32",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
