@@ -184,6 +184,12 @@ CLI_DIAGNOSTICS = {
         "main: error: unable to load model\n",
         ("log_error", "data is not within the file bounds"),
     ),
+    # gcc's linker driver giving up (a Triton build, shared train set): the build's own pattern, no
+    # argparse error (which would outrank the linker's `cannot find -lcuda` of another paste).
+    "collect2-is-the-build-giving-up": (
+        "collect2: error: ld returned 1 exit status\n",
+        ("build_failed", "ld returned 1 exit status"),
+    ),
     # Open MPI's shared-memory transport in a container (an ADIOS2 issue, behind --tag-output):
     # a failed system call by its number, the only error among the program's own output.
     "errno-of-a-failed-system-call": (
