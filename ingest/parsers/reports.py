@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from kb.logclean import clean_line, for_display
-from kb.logpatterns import CODE_LINE_RE, LOG_LINE_RE, PIP_WRAPPER_RE
+from kb.logpatterns import CODE_LINE_RE, FENCE_LINE_RE, LOG_LINE_RE, PIP_WRAPPER_RE
 from kb.logscan import scan_log
 from kb.normalize import strip_boilerplate
 from kb.rootcause import select_root
@@ -111,7 +111,7 @@ def title_for(text: str, fallback: str = "") -> str:
 def first_line(text: str) -> str:
     """The first line with words, a markdown fence's own line (```, ```text) left out."""
     for line in text.splitlines():
-        if line.strip() and not re.fullmatch(r"\s*(?:```|~~~)[\w+-]*\s*", line):
+        if line.strip() and not FENCE_LINE_RE.match(line.strip()):
             return line.strip()
     return ""
 
