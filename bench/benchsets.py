@@ -60,6 +60,7 @@ GATHERED = (
     "fresh30",
     "fresh31",
     "fresh32",
+    "fresh33",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
