@@ -12,6 +12,7 @@ from typing import Any
 from kb.errorblock import ErrorBlock
 from kb.exceptionlines import continuation, exception_after_header, finish_exception, is_symptom, match_exception
 from kb.logpatterns import (
+    ABORT_RE,
     ARGPARSE_RE,
     ARGPARSE_USAGE_LINES,
     ARGPARSE_USAGE_RE,
@@ -33,6 +34,7 @@ from kb.logpatterns import (
     METRIC_KEYS,
     METRIC_KV_RE,
     METRIC_RE,
+    NOTE_LINE_RE,
     PIP_WRAPPER_RE,
     PROSE_EXC_CLOSE,
     PROSE_EXC_OPEN_RE,
@@ -263,8 +265,16 @@ def _add_error_line(scan: ScanState, i: int, pattern: str, text: str, message: s
             pattern=pattern,
             symptom=is_symptom(text) or pattern in SYMPTOM_PATTERNS,
             prefix=scan.logical[i][2],
+            weak=_weak_line(pattern, text),
         )
     )
+
+
+def _weak_line(pattern: str, text: str) -> bool:
+    """An abort (its reason is printed above it) or a tool's note: the root only when nothing else is."""
+    if pattern == "segfault":
+        return bool(ABORT_RE.search(text)) and "Segmentation fault" not in text
+    return pattern == "error_phrase" and bool(NOTE_LINE_RE.search(text))
 
 
 def _add_metric(scan: ScanState, i: int, text: str) -> None:

@@ -65,8 +65,8 @@ PREFIX_RES = (
     re.compile(r"^\((?:[\w.\-]+\s+)?(?:[\w.\-]+=[^\s,)]+[,\s]+)*pid=\d+[^)]{0,80}\)\s?"),
     # docker compose and similar multiplexers: "worker-3  | ", "trainer_1 | ".
     re.compile(r"^[\w.\-]{0,30}[\d_\-][\w.\-]{0,30}\s+\|\s"),
-    # Markdown quotes and an opening backtick around a pasted error.
-    re.compile(r"^(?:>\s?)+(?=\S)"),
+    # Markdown quotes and an opening backtick around a pasted error; a quote's empty line (">") is blank.
+    re.compile(r"^(?:>\s?)+(?=\S|$)"),
     re.compile(r"^`(?!``)"),
     # Python logging with its time first, the level in words: "2024-09-04 23:45:31,637 [INFO] (trainer) ",
     # "2024-09-04 23:45:31,637 - root - ERROR - ", loguru's "2024-09-04 23:45:31.637 | WARNING  | ",
@@ -164,6 +164,13 @@ LOG_LINE_RE = re.compile(
     r"^(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[\d\d:\d\d:\d\d\]|\[?(?:INFO|WARNING|WARN|DEBUG|ERROR)\b|\[(?:INFO|WARNING|ERROR):|\d{1,3}%\||"
     r"INFO:|WARNING:|DEBUG:|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d)"
 )
+
+# Lines a weak root at most (kb.rootcause ranks them under every other error line): a program's
+# abort (SIGABRT, "Aborted (core dumped)"), which follows the message of what made it abort; and a
+# note a tool prints in capitals ("… NOTE: Redirects are currently not supported in Windows or MacOs."),
+# which says what it will not do, not what failed.
+ABORT_RE = re.compile(r"\bAborted\b|\bSIGABRT\b")
+NOTE_LINE_RE = re.compile(r"(?:^|[\s\]:>|])NOTE:\s")
 
 # pip's codes for "a subprocess failed" (the subprocess's own output under them says why): never the
 # error, though they open a line the way a command-line tool's own diagnostic does.

@@ -40,7 +40,8 @@ ENTRY_READING = (
     f"error-region-{ENTRY_REGION_MIN_LINES};slots-{SLOT_RULES};fences-markup;region-by-stream;exc-repr;prose-exc-tier;"
     "comfyui-marker;hub-request-id;hip-errors;raise-glued;os-error-line;wrapped-next-line;quoted-error;"
     "telling-not-traceback;prose-quote-string;cli-error-line;setuptools-command-failed;bare-fatal-error;pip-wrapper-code;debugger-note;"
-    "argparse-evidence;program-error-line;errno-line;double-quoted-error;warning-source-rescan"
+    "argparse-evidence;program-error-line;errno-line;double-quoted-error;warning-source-rescan;abort-and-note-weak;"
+    "empty-quote-line"
 )
 
 

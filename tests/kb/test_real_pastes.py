@@ -1216,6 +1216,22 @@ ROOT_AND_MESSAGE = {
         'It fails with "ValueError: bad shape", then exits\n',
         ("ValueError", "bad shape"),
     ),
+    # A notebook's traceback pasted as a markdown quote (datasets' issue, fresh32): the quote's empty
+    # line under the exception is blank, not a ">" that continues its message.
+    "an-empty-quote-line-ends-the-message-above-it": (
+        "Stack trace:\n\n"
+        "> ---------------------------------------------------------------------------\n"
+        "> ModuleNotFoundError                       Traceback (most recent call last)\n"
+        "> /usr/local/lib/python3.9/dist-packages/datasets/utils/py_utils.py in _no_cache_fields(obj)\n"
+        ">     367     try:\n"
+        "> --> 368         import transformers as tr\n"
+        ">     369 \n"
+        "> \n"
+        "> ModuleNotFoundError: No module named 'transformers'\n"
+        "> \n"
+        "> During handling of the above exception, another exception occurred:\n",
+        ("ModuleNotFoundError", "No module named 'transformers'"),
+    ),
 }
 
 
@@ -1364,6 +1380,29 @@ ERROR_LINES = {
         "error_phrase",
         "Missing key in checkpoint state_dict: module.decoder",
     ),
+    # whisper-ctranslate2 (fresh32): the program aborts after saying why; the abort is not the failure.
+    "an-abort-under-the-reason-it-prints": (
+        "time whisper-ctranslate2 --model large-v2 --language en --word_timestamps True --output_format json "
+        "childrenatplay_davies_ah_64kb.mp3\n"
+        "Detected language 'English' with probability 1.000000\n"
+        "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}\n"
+        "Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor\n"
+        "Aborted (core dumped)\n\n"
+        "real    0m6.853s\n",
+        "error_phrase",
+        "Unable to load any of {libcudnn_ops.so.9.1.0",
+    ),
+    # LLaMA-Factory on native Windows (fresh32): torchrun's note that it cannot redirect output is
+    # printed first; the warning under it is what went wrong.
+    "a-tools-note-above-the-warning-that-failed": (
+        "[INFO|2025-03-02 19:39:21] llamafactory.cli:157 >> Initializing distributed tasks at: 127.0.0.1:28133\n"
+        "W0302 19:39:39.186000 22436 torch\\distributed\\elastic\\multiprocessing\\redirects.py:27] NOTE: "
+        "Redirects are currently not supported in Windows or MacOs.\n"
+        "[W socket.cpp:697] [c10d] The client socket has failed to connect to [WIN-57PDHSNQNT2]:28133 "
+        "(system error: 10049 - 在其上文中，该请求的地址无效。).\n",
+        "error_phrase",
+        "The client socket has failed to connect",
+    ),
 }
 
 
@@ -1371,6 +1410,13 @@ ERROR_LINES = {
 def test_the_root_is_this_error_line(paste: str, pattern: str, part: str) -> None:
     _, got_pattern, message = root_of(paste)
     assert got_pattern == pattern and part in message
+
+
+def test_an_abort_or_a_note_alone_is_still_the_root():
+    assert root_of("Aborted (core dumped)\n")[1] == "segfault"
+    assert root_of("NOTE: Redirects are currently not supported in Windows or MacOs.\n")[1] == "error_phrase"
+    # a segmentation fault is the failure itself, whatever was printed before it
+    assert root_of("Unable to load any of {libfoo.so}\nSegmentation fault (core dumped)\n")[1] == "segfault"
 
 
 def test_what_an_error_line_is_not():
