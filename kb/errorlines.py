@@ -36,6 +36,7 @@ from kb.logpatterns import (
     METRIC_RE,
     NOTE_LINE_RE,
     PIP_WRAPPER_RE,
+    PROGRAM_WARNING_RE,
     PROSE_EXC_CLOSE,
     PROSE_EXC_OPEN_RE,
     PROSE_EXC_START_RE,
@@ -241,7 +242,11 @@ def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:
     if " " in said:  # a sentence that quotes its error (not a bare name)
         _add_error_line(scan, i, "error_phrase", s, said)
         return
-    if re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s) or re.search(r"\bWARN(?:ING)?\b", s[:40]):
+    if (
+        re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s)
+        or re.search(r"\bWARN(?:ING)?\b", s[:40])
+        or PROGRAM_WARNING_RE.match(s.lstrip())
+    ):
         _add_frameless(scan, i, i + 1, "warning", "", s)
 
 

@@ -882,6 +882,32 @@ def test_of_warnings_alone_a_deprecation_notice_is_not_the_root():
     assert signature_from_text(text.split("\n")[0])[0].exc_type == "FutureWarning"  # alone, it is still read
 
 
+def test_a_programs_own_warning_line_is_a_warning():
+    # fresh7-long: c10's TORCH_WARN line from a Ray worker, inside a trainer's job log whose own lines
+    # name no failure; it had been no warning at all, and the job's start-up lines were read instead.
+    text = (
+        "[INFO:swift] use_reentrant: True\n"
+        "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config.\n"
+        "WARNING:accelerate.accelerator:Gradient accumulation steps mismatch: GradientAccumulationPlugin has 1, "
+        "DeepSpeed config has 8. Using DeepSpeed's value.\n"
+        "Parameter Offload - Persistent parameters statistics: param_count = 365, numel = 2129920\n"
+        "[rank0]: ```\n"
+        "[rank0]: (RayTrainWorker pid=2273, ip=172.24.21.66) [rank7]:[W Utils.hpp:108] Warning: Environment "
+        "variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead "
+        "(function getCvarString)\n"
+        "[rank0]: ```\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
+    )
+    sig, _ = signature_from_text(text)
+    assert sig.kind == "warning" and "NCCL_ASYNC_ERROR_HANDLING is deprecated" in sig.raw_message
+    # glog's level letter (torch's C++ and Python loggers) and a bare "Warning: " line
+    glog = "W0826 18:58:37.123000 4242 torch/utils/cpp_extension.py:2356] TORCH_CUDA_ARCH_LIST is not set.\n"
+    assert signature_from_text(glog)[0].kind == "warning"
+    assert signature_from_text("Warning: TORCH_NCCL_AVOID_RECORD_STREAMS=1 has no effect.\n")[0].kind == "warning"
+    # an error below the warning is still the root
+    assert signature_from_text(glog + "RuntimeError: Error building extension 'fused_adam'\n")[0].kind != "warning"
+
+
 def test_a_workers_deprecation_notice_with_another_process_after_it_is_not_the_root():
     # fresh10-long's pattern: a verl job log whose last worker line is FSDP's start-up notice, then
     # the user's report, which names no error: DeepSpeed's launcher on one node (a public issue).
