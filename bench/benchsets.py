@@ -61,6 +61,7 @@ GATHERED = (
     "fresh31",
     "fresh32",
     "fresh33",
+    "fresh34",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
