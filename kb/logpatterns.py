@@ -371,14 +371,14 @@ HUB_REQUEST_ID_RE = re.compile(r"\(Request ID: [^)\n]{1,200}\)")
 # A markdown fence on a line of its own ("```", "```txt", "~~~python", or longer): markup around a paste, so
 # its info string ("txt", "python", "bash") is no word of the failure.
 FENCE_LINE_RE = re.compile(r"^(?:`{3,}|~{3,})[\w+.-]*\s*$")
-# The informational lines that are a logger's warnings ("WARNING:accelerate…", "[WARNING|logging.py:328]",
-# "wandb: WARNING …"): noise through a job log, but what a user asks about when one ends the paste.
 # A warning in the words of a program rather than a logger: c10's TORCH_WARN ("[W Utils.hpp:108] Warning: …",
 # "[W1028 04:48:10.1 ProcessGroupNCCL.cpp:4115] …"), glog's level letter ("W0302 19:39:39.186000 22436 x.py:27] …"),
 # and a line that opens with "Warning: ".
 PROGRAM_WARNING_RE = re.compile(
     r"^(?:\[W(?:\d{3,4} [\d:.]+)? ?[^\s\]]{1,200}:\d+\]|W\d{4} \d\d:\d\d:\d\d\S* |Warning: \S)"
 )
+# The informational lines that are a logger's warnings ("WARNING:accelerate…", "[WARNING|logging.py:328]",
+# "wandb: WARNING …"): noise through a job log, but what a user asks about when one ends the paste.
 WARNING_LOG_LINE_RE = re.compile(r"^(?:\[?(?:WARNING|WARN)\b|\[WARNING:|WARNING:|wandb: WARNING\b)")
 # Line levels set by CI markers (GitHub Actions' "##[group]", "::error::"...): lowercase.
 CI_MARKS = frozenset({"error", "warning", "notice", "debug", "group", "endgroup", "command", "section"})
