@@ -19,10 +19,13 @@ from kb.logpatterns import (
     ARGPARSE_WORDING_RE,
     CARET_RE,
     CI_QUIET,
+    CMAKE_ERROR_HEAD_RE,
+    CMAKE_MESSAGE_LINES,
     CODE_LINE_RE,
     DEBUGGER_EXC_RE,
     ERROR_LINE_PATTERNS,
     EXC_REPR_RE,
+    FENCE_LINE_RE,
     FRAME_RE,
     HANDLED_RE,
     HTTP_ERROR_RE,
@@ -72,6 +75,8 @@ def read_line(scan: ScanState, i: int) -> int:
     wm = WARNING_RE.search(t) or WRAPPED_WARNING_RE.match(s)
     if wm:
         return _python_warning(scan, i, wm)
+    if CMAKE_ERROR_HEAD_RE.match(s):
+        return _cmake_error(scan, i, s)
     http = HTTP_ERROR_RE.search(t)
     if http:
         _add_error_line(scan, i, "http_error", s)
@@ -248,6 +253,39 @@ def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:
         or PROGRAM_WARNING_RE.match(s.lstrip())
     ):
         _add_frameless(scan, i, i + 1, "warning", "", s)
+
+
+def _cmake_error(scan: ScanState, i: int, head: str) -> int:
+    """CMake's error: its header, and what failed on the lines under it, which CMake indents (with
+    blank lines between them). It ends at a fence, the call stack, or a line no deeper than the
+    header once the message has begun (right under the header, a paste that lost the indent)."""
+    depth = len(scan.text(i)) - len(scan.text(i).lstrip())
+    said: list[str] = []
+    j = end = i + 1  # `end`: after the last line of the message
+    while j < len(scan.logical) and len(said) < CMAKE_MESSAGE_LINES:
+        t = scan.text(j)
+        line = t.strip()
+        if not line:
+            j += 1
+            continue
+        deeper = len(t) - len(line) > depth
+        if FENCE_LINE_RE.match(line) or line.startswith("Call Stack") or ((said or j > end) and not deeper):
+            break
+        said.append(line)
+        j = end = j + 1
+    scan.blocks.append(
+        ErrorBlock(
+            kind="error_line",
+            exc_type="",
+            message=" ".join([head, *said]),
+            frames=(),
+            line_start=scan.lineno(i),
+            line_end=scan.end_lineno(end - 1),
+            pattern="cmake_error",
+            prefix=scan.logical[i][2],
+        )
+    )
+    return end
 
 
 def _debugger_exception(scan: ScanState, i: int, exc_type: str) -> int:

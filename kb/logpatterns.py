@@ -165,6 +165,11 @@ LOG_LINE_RE = re.compile(
     r"INFO:|WARNING:|DEBUG:|\[?[IWEF]\d{3,4} \d\d:\d\d:\d\d)"
 )
 
+# CMake's error header ("CMake Error at CMakeLists.txt:102 (message):"), also indented under pip's
+# build output: what failed is on the lines under it, up to a blank line or its call stack.
+CMAKE_ERROR_HEAD_RE = re.compile(r"^CMake Error\b.{0,400}:$")
+CMAKE_MESSAGE_LINES = 6
+
 # Lines a weak root at most (kb.rootcause ranks them under every other error line): a program's
 # abort (SIGABRT, "Aborted (core dumped)"), which follows the message of what made it abort; and a
 # note a tool prints in capitals ("… NOTE: Redirects are currently not supported in Windows or MacOs."),
@@ -363,7 +368,9 @@ SYMPTOM_RES = (
 WRAPPER_TYPES = frozenset({"RayTaskError", "RayActorError", "ChildFailedError", "ActorDiedError"})
 # Informational lines and source code: error words in them ("cannot be used", "invalid") are not errors.
 QUIET_LINE_RE = re.compile(
-    r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: (?!ERROR\b(?!.*\bretrying\b))|[✓✔√] )"
+    r"^(?:\[?(?:INFO|DEBUG|WARNING|WARN)\b|\[(?:INFO|DEBUG|WARNING):|(?:INFO|DEBUG|WARNING):|wandb: (?!ERROR\b(?!.*\bretrying\b))|[✓✔√] "
+    # CMake's configure checks ("-- Performing Test CMAKE_HAVE_LIBC_PTHREAD - Failed"): most fail by design.
+    r"|-- (?:Performing Test|Looking for|Checking for|Check for|Check if|Detecting) )"
 )
 # The id huggingface_hub puts after an HTTP error's first line ("404 Client Error. (Request ID: Root=…)"),
 # another one every time; what failed follows under a blank line.
@@ -373,9 +380,9 @@ HUB_REQUEST_ID_RE = re.compile(r"\(Request ID: [^)\n]{1,200}\)")
 FENCE_LINE_RE = re.compile(r"^(?:`{3,}|~{3,})[\w+.-]*\s*$")
 # A warning in the words of a program rather than a logger: c10's TORCH_WARN ("[W Utils.hpp:108] Warning: …",
 # "[W1028 04:48:10.1 ProcessGroupNCCL.cpp:4115] …"), glog's level letter ("W0302 19:39:39.186000 22436 x.py:27] …"),
-# and a line that opens with "Warning: ".
+# and a line that opens with "Warning: " (after a sign such as "⚠️ ").
 PROGRAM_WARNING_RE = re.compile(
-    r"^(?:\[W(?:\d{3,4} [\d:.]+)? ?[^\s\]]{1,200}:\d+\]|W\d{4} \d\d:\d\d:\d\d\S* |Warning: \S)"
+    r"^(?:\[W(?:\d{3,4} [\d:.]+)? ?[^\s\]]{1,200}:\d+\]|W\d{4} \d\d:\d\d:\d\d\S* |(?:[^\w\s]{1,3}\s{0,3})?Warning: \S)"
 )
 # The informational lines that are a logger's warnings ("WARNING:accelerate…", "[WARNING|logging.py:328]",
 # "wandb: WARNING …"): noise through a job log, but what a user asks about when one ends the paste.

@@ -171,7 +171,7 @@ CLI_DIAGNOSTICS = {
         "  ╰─> [5 lines of output]\n"
         "      CMake Error at CMakeLists.txt:23 (project):\n"
         "        No CMAKE_CXX_COMPILER could be found.\n",
-        ("log_error", "CMake Error at CMakeLists.txt:23 (project):"),
+        ("cmake_error", "CMake Error at CMakeLists.txt:23 (project): No CMAKE_CXX_COMPILER could be found."),
     ),
     # llama.cpp (an ollama issue): its functions' "error: failed to load model" lines are no
     # argparse errors (no usage line, not argparse's words); the first error says why.
@@ -1443,6 +1443,51 @@ def test_an_abort_or_a_note_alone_is_still_the_root():
     assert root_of("NOTE: Redirects are currently not supported in Windows or MacOs.\n")[1] == "error_phrase"
     # a segmentation fault is the failure itself, whatever was printed before it
     assert root_of("Unable to load any of {libfoo.so}\nSegmentation fault (core dumped)\n")[1] == "segfault"
+
+
+def test_cmakes_error_is_read_with_the_message_under_its_header():
+    # llama-cpp-python's build (fresh33): the header alone says nothing; what failed is the line under it.
+    sig, _ = signature_from_text(
+        "The build fails with:\n\n```\nCMake Error at vendor/llama.cpp/CMakeLists.txt:102 (message):\n"
+        "LLAMA_CUBLAS is deprecated and will be removed in the future.\n```\n"
+    )
+    assert sig.pattern == "cmake_error" and sig.raw_message.endswith(
+        "LLAMA_CUBLAS is deprecated and will be removed in the future."
+    )
+    # Under pip's indent (fresh31): CMake's configure checks that fail by design are no error, the
+    # header is found though indented, and its message ends at the call stack.
+    sig, _ = signature_from_text(
+        "      -- Performing Test CMAKE_HAVE_LIBC_PTHREAD - Failed\n"
+        "      -- Looking for pthread_create in pthreads - not found\n"
+        "      -- cuBLAS found\n"
+        "      CMake Error at C:/Users/MSI-NB/AppData/Local/Temp/pip-build-env-hemd9i_c/overlay/Lib/site-packages/"
+        "cmake/data/share/cmake-3.26/Modules/CMakeDetermineCompilerId.cmake:501 (message):\n"
+        "        No CUDA toolset found.\n"
+        "      Call Stack (most recent call first):\n"
+        "        vendor/llama.cpp/CMakeLists.txt:188 (enable_language)\n"
+    )
+    assert sig.pattern == "cmake_error" and sig.raw_message.endswith("(message): No CUDA toolset found.")
+    # sentencepiece's build (fresh17): CMake's message runs over blank lines while it stays indented.
+    sig, _ = signature_from_text(
+        "CMake Error at CMakeLists.txt:23 (project):\n  Generator\n\n    NMake Makefiles\n\n"
+        "  does not support platform specification, but platform x64 was specified.\n\n\n"
+        "-- Configuring incomplete, errors occurred!\n"
+    )
+    assert sig.raw_message.endswith(
+        "Generator NMake Makefiles does not support platform specification, but platform x64 was specified."
+    )
+
+
+def test_a_warning_behind_a_warning_sign_is_a_warning():
+    # huggingface_hub's CLI (fresh33-long): "⚠️  Warning:" inside a job log had been no warning.
+    text = (
+        "[INFO:swift] use_reentrant: True\n"
+        "Parameter Offload - Persistent parameters statistics: param_count = 365, numel = 2129920\n"
+        "⚠️  Warning: 'huggingface-cli login' is deprecated. Use 'hf auth login' instead.\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
+    )
+    sig, _ = signature_from_text(text)
+    assert sig.kind == "warning" and "'huggingface-cli login' is deprecated" in sig.raw_message
 
 
 def test_what_an_error_line_is_not():
