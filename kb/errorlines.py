@@ -250,7 +250,7 @@ def _error_line(scan: ScanState, i: int, t: str, s: str, level: str) -> None:
     if (
         re.match(r"^\s*(?:\[?WARN(?:ING)?\]?|\[WARNING[:\]])", s)
         or re.search(r"\bWARN(?:ING)?\b", s[:40])
-        or PROGRAM_WARNING_RE.match(s.lstrip())
+        or PROGRAM_WARNING_RE.match(s)
     ):
         _add_frameless(scan, i, i + 1, "warning", "", s)
 

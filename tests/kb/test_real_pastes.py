@@ -882,10 +882,11 @@ def test_of_warnings_alone_a_deprecation_notice_is_not_the_root():
     assert signature_from_text(text.split("\n")[0])[0].exc_type == "FutureWarning"  # alone, it is still read
 
 
-def test_a_programs_own_warning_line_is_a_warning():
-    # fresh7-long: c10's TORCH_WARN line from a Ray worker, inside a trainer's job log whose own lines
-    # name no failure; it had been no warning at all, and the job's start-up lines were read instead.
-    text = (
+# A program's own warning line inside a trainer's job log whose own lines name no failure: it had been
+# no warning at all, and the job's start-up lines were read instead.
+WARNINGS_IN_JOB_LOGS = {
+    # fresh7-long: c10's TORCH_WARN line from a Ray worker.
+    "c10-torch-warn-from-a-ray-worker": (
         "[INFO:swift] use_reentrant: True\n"
         "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config.\n"
         "WARNING:accelerate.accelerator:Gradient accumulation steps mismatch: GradientAccumulationPlugin has 1, "
@@ -896,10 +897,27 @@ def test_a_programs_own_warning_line_is_a_warning():
         "variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead "
         "(function getCvarString)\n"
         "[rank0]: ```\n"
-        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
-    )
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n",
+        "NCCL_ASYNC_ERROR_HANDLING is deprecated",
+    ),
+    # fresh33-long: huggingface_hub's CLI, "⚠️  Warning:" behind a sign.
+    "a-warning-behind-a-warning-sign": (
+        "[INFO:swift] use_reentrant: True\n"
+        "Parameter Offload - Persistent parameters statistics: param_count = 365, numel = 2129920\n"
+        "⚠️  Warning: 'huggingface-cli login' is deprecated. Use 'hf auth login' instead.\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n",
+        "'huggingface-cli login' is deprecated",
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "part"), WARNINGS_IN_JOB_LOGS.values(), ids=WARNINGS_IN_JOB_LOGS.keys())
+def test_a_programs_own_warning_line_in_a_job_log_is_the_root(text: str, part: str) -> None:
     sig, _ = signature_from_text(text)
-    assert sig.kind == "warning" and "NCCL_ASYNC_ERROR_HANDLING is deprecated" in sig.raw_message
+    assert sig.kind == "warning" and part in sig.raw_message
+
+
+def test_a_programs_own_warning_line_is_a_warning():
     # glog's level letter (torch's C++ and Python loggers) and a bare "Warning: " line
     glog = "W0826 18:58:37.123000 4242 torch/utils/cpp_extension.py:2356] TORCH_CUDA_ARCH_LIST is not set.\n"
     assert signature_from_text(glog)[0].kind == "warning"
@@ -1476,18 +1494,6 @@ def test_cmakes_error_is_read_with_the_message_under_its_header():
     assert sig.raw_message.endswith(
         "Generator NMake Makefiles does not support platform specification, but platform x64 was specified."
     )
-
-
-def test_a_warning_behind_a_warning_sign_is_a_warning():
-    # huggingface_hub's CLI (fresh33-long): "⚠️  Warning:" inside a job log had been no warning.
-    text = (
-        "[INFO:swift] use_reentrant: True\n"
-        "Parameter Offload - Persistent parameters statistics: param_count = 365, numel = 2129920\n"
-        "⚠️  Warning: 'huggingface-cli login' is deprecated. Use 'hf auth login' instead.\n"
-        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
-    )
-    sig, _ = signature_from_text(text)
-    assert sig.kind == "warning" and "'huggingface-cli login' is deprecated" in sig.raw_message
 
 
 def test_what_an_error_line_is_not():
