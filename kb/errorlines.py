@@ -273,18 +273,7 @@ def _cmake_error(scan: ScanState, i: int, head: str) -> int:
             break
         said.append(line)
         j = end = j + 1
-    scan.blocks.append(
-        ErrorBlock(
-            kind="error_line",
-            exc_type="",
-            message=" ".join([head, *said]),
-            frames=(),
-            line_start=scan.lineno(i),
-            line_end=scan.end_lineno(end - 1),
-            pattern="cmake_error",
-            prefix=scan.logical[i][2],
-        )
-    )
+    _add_error_line(scan, i, "cmake_error", head, " ".join([head, *said]), last=end - 1)
     return end
 
 
@@ -296,7 +285,10 @@ def _debugger_exception(scan: ScanState, i: int, exc_type: str) -> int:
     return max(end, i + 1)
 
 
-def _add_error_line(scan: ScanState, i: int, pattern: str, text: str, message: str = "") -> None:
+def _add_error_line(
+    scan: ScanState, i: int, pattern: str, text: str, message: str = "", last: int | None = None
+) -> None:
+    """An error line at `i` (through logical line `last` when its message continues below it)."""
     scan.blocks.append(
         ErrorBlock(
             kind="error_line",
@@ -304,7 +296,7 @@ def _add_error_line(scan: ScanState, i: int, pattern: str, text: str, message: s
             message=message or text,
             frames=(),
             line_start=scan.lineno(i),
-            line_end=scan.end_lineno(i),
+            line_end=scan.end_lineno(i if last is None else last),
             pattern=pattern,
             symptom=is_symptom(text) or pattern in SYMPTOM_PATTERNS,
             prefix=scan.logical[i][2],
