@@ -62,6 +62,7 @@ GATHERED = (
     "fresh32",
     "fresh33",
     "fresh34",
+    "fresh35",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
