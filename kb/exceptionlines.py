@@ -27,7 +27,7 @@ from kb.logpatterns import (
     MODULE_EXC_RE,
     RAY_TASK_HEADER_RE,
     SHELL_LINE_RE,
-    STAMP_RE,
+    STAMPED_RE,
     SYMPTOM_RES,
     TB_HEAD_RE,
     TQDM_RE,
@@ -103,7 +103,7 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
             break  # a line of a printed config
         if s == "[end of output]":
             break  # pip's frame around a failed build step's output
-        if STAMP_RE.search(scan.logical[j][2]) and not STAMP_RE.search(scan.logical[i][2]):
+        if STAMPED_RE.search(scan.logical[j][2]) and not STAMPED_RE.search(scan.logical[i][2]):
             break  # a stamped log line after an unstamped exception line
         if tag and process_tag(scan.logical[j][2]) != tag:
             break  # Ray and torchrun tag every line a worker prints: a line tagged otherwise is another stream's

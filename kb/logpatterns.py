@@ -33,6 +33,8 @@ DISPLAY_NOISE_RE = re.compile(
 
 # A date and time in brackets and nothing else, as a supervisor or `ts` stamps each line of a child's output.
 STAMP_RE = re.compile(r"\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]")
+# A date and time anywhere in a line's stripped prefix, in brackets or not: the line is stamped.
+STAMPED_RE = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 # The tag Ray ("(WorkerDict pid=4123)") or torchrun ("[rank0]:", "[default3]:") puts on every line
 # one process prints, found in a line's stripped prefix.
 PROCESS_TAG_RE = re.compile(r"(?:^|\s)(?:\((?:[\w.\-]+\s+)?[^()]*pid=\d+[^)]*\)|\[[\w.\-]{1,30}\]:)")
@@ -76,6 +78,10 @@ PREFIX_RES = (
         r"\[?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL)\]?:?(?:\s+\|\s+[\w.\-]{1,60}(?=\s+\|\s))?(?:\s+[-|])?\s+(?=\S)"
     ),
     # Python logging's default format: "ERROR:root:", "WARNING:accelerate.accelerator:".
+    # A date and time with nothing after it that logging's formats above read, as an application
+    # stamps what it prints ("2026-01-24T12:34:45.231016 - !!! Exception during processing !!! …",
+    # "2024-05-01 10:00:00.123 Traceback (most recent call last):").
+    re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s+-)?\s+(?=\S)"),
     re.compile(r"^(?P<level>ERROR|CRITICAL|WARNING|INFO|DEBUG):[\w.\-]{1,60}:(?=\S)"),
     re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),
     re.compile(r"^[\w.-]+:\d+:\d+ \[\d+\] "),

@@ -123,8 +123,22 @@ def _finish_cut(
     """A traceback cut before its exception line: named by the `raise X(...)` under its last
     frame or by the type a wrapper names; else, right under a logger's error line, it is that
     error's traceback; else, right under a line that says what failed, that line is its message;
-    else it is recorded as truncated (frames only)."""
+    else it is recorded as truncated (frames only). A paste cut right under its "Traceback" line
+    (no frame at all) is recorded only when the line above it says what failed."""
     if not frames:
+        said = _failure_said_just_before(scan, start)
+        if said:
+            scan.blocks.append(
+                ErrorBlock(
+                    kind="traceback",
+                    exc_type="",
+                    message=said,
+                    frames=(),
+                    line_start=scan.lineno(start - 1),
+                    line_end=scan.end_lineno(max(start, i - 1)),
+                    prefix=scan.logical[start][2],
+                )
+            )
         return
     end = max(start, i - 1)
     # Cut inside a wrapped traceback, the type the wrapper names is still known.

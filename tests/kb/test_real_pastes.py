@@ -1335,6 +1335,51 @@ def test_the_failure_a_program_printed_above_a_cut_traceback_is_its_message():
     assert "processing" not in sig.message and "padding_side" in sig.message
 
 
+def test_a_paste_cut_right_under_its_traceback_header_is_named_by_the_failure_above_it():
+    # github.com/bitsandbytes-foundation/bitsandbytes (fresh34): ComfyUI on macOS, pasted up to the
+    # "Traceback" line and no further.
+    text = (
+        "got prompt\n"
+        "Loading LLM: unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit\n"
+        "Unused kwargs: ['_load_in_4bit', '_load_in_8bit', 'quant_method']. These kwargs are not used in "
+        "<class 'transformers.utils.quantization_config.BitsAndBytesConfig'>.\n"
+        "!!! Exception during processing !!! Using `bitsandbytes` 4-bit quantization requires the latest "
+        "version of bitsandbytes: `pip install -U bitsandbytes`\n"
+        "Traceback (most recent call last):\n"
+    )
+    sig, choice = signature_from_text(text)
+    assert choice.root is not None and (choice.root.line_start, choice.root.line_end) == (4, 5)
+    assert sig.message.startswith("Using `bitsandbytes` 4-bit quantization requires")
+    # A header under a sentence that only introduces it names nothing.
+    assert scan_log("Here is the error:\nTraceback (most recent call last):\n") == ()
+
+
+def test_an_applications_date_and_time_before_its_line_is_no_part_of_the_failure():
+    # github.com/yuvraj108c/ComfyUI-Whisper (fresh34): SwarmUI stamps every line ComfyUI prints.
+    text = (
+        "2026-01-24T12:34:44.451526 - Loading Whisper model 'tiny.en' to cuda:0...\n"
+        "2026-01-24T12:34:45.231016 - !!! Exception during processing !!! [WinError 2] The system cannot find "
+        "the file specified\n"
+        "2026-01-24T12:34:45.268427 - Traceback (most recent call last):\n"
+        '  File "E:\\AI\\SwarmUI\\dlbackend\\comfy\\ComfyUI\\execution.py", line 518, in execute\n'
+        "    output_data, output_ui = await get_output_data(prompt_id, unique_id, obj)\n"
+    )
+    sig, choice = signature_from_text(text)
+    assert choice.root is not None and choice.root.kind == "traceback"
+    assert sig.message.startswith("[WinError 2] The system cannot find the file specified")
+    assert "2026" not in sig.raw_message
+    # A logger's level after the time is still the line's level; a stamped logger line under an
+    # unstamped exception line is no part of its message (xinference, train).
+    assert clean_line("2024-05-01 10:00:00.123 Traceback (most recent call last):").text.startswith("Traceback")
+    text = (
+        "ImportError: cannot import name 'build_regex_from_schema' from 'outlines.fsm.json_schema'\n"
+        "2024-12-21 20:28:44,695 xinference.core.worker 30898 ERROR    Leave launch_builtin_model, error: "
+        "cannot import name 'build_regex_from_schema'\n"
+    )
+    sig, _ = signature_from_text(text)
+    assert "xinference" not in sig.raw_message
+
+
 def test_a_sentence_that_introduces_a_cut_traceback_is_not_its_message():
     for intro in ("I got the following error:", "Error log", "**Full traceback**"):
         text = COMFYUI_PASTE.replace(COMFYUI_PASTE.splitlines()[0], intro)
