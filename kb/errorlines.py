@@ -22,6 +22,7 @@ from kb.logpatterns import (
     CMAKE_ERROR_HEAD_RE,
     CMAKE_MESSAGE_LINES,
     CODE_LINE_RE,
+    CODE_ONLY_ERROR_RE,
     DEBUGGER_EXC_RE,
     ERROR_LINE_PATTERNS,
     EXC_REPR_RE,
@@ -306,9 +307,12 @@ def _add_error_line(
 
 
 def _weak_line(pattern: str, text: str) -> bool:
-    """An abort (its reason is printed above it) or a tool's note: the root only when nothing else is."""
+    """An abort (its reason is printed above it), a tool's note, or an error named only by its code:
+    the root only when nothing else is."""
     if pattern == "segfault":
         return bool(ABORT_RE.search(text)) and "Segmentation fault" not in text
+    if pattern in ("log_error", "ci_error"):
+        return bool(CODE_ONLY_ERROR_RE.match(text))
     return pattern == "error_phrase" and bool(NOTE_LINE_RE.search(text))
 
 

@@ -182,6 +182,9 @@ CMAKE_MESSAGE_LINES = 6
 # which says what it will not do, not what failed.
 ABORT_RE = re.compile(r"\bAborted\b|\bSIGABRT\b")
 NOTE_LINE_RE = re.compile(r"(?:^|[\s\]:>|])NOTE:\s")
+# An error line that names its failure by a code and nothing else ("ERROR: missing-standard-symbolic-function",
+# torch.onnx's diagnostic, whose words are on the lines under it): it says nothing another error line says.
+CODE_ONLY_ERROR_RE = re.compile(r"^\W{0,3}(?:error|fatal|critical)\W{1,3}[\w.\-]+\W{0,3}$", re.I)
 
 # pip's codes for "a subprocess failed" (the subprocess's own output under them says why): never the
 # error, though they open a line the way a command-line tool's own diagnostic does.

@@ -1459,6 +1459,19 @@ ERROR_LINES = {
         "log_error",
         "Could not load library libcudnn_cnn_infer.so.8",
     ),
+    # torch.onnx's diagnostic (fresh34): the logger's line names the rule by its code; the words of
+    # the failure are under the rule line.
+    "error-named-by-a-code-only": (
+        "ERROR: missing-standard-symbolic-function\n"
+        "=========================================\n"
+        "Exporting the operator 'aten::scaled_dot_product_attention' to ONNX opset version 15 is not supported. "
+        "Please feel free to request support or submit a pull request on PyTorch GitHub: "
+        "https://github.com/pytorch/pytorch/issues.\n"
+        "None\n"
+        "<Set verbose=True to see more details>\n",
+        "error_phrase",
+        "Exporting the operator 'aten::scaled_dot_product_attention' to ONNX opset version 15 is not supported",
+    ),
     # A Cosmos user (fresh31), in double quotes after "an error for", inside a trainer's job log.
     "error-in-double-quotes-in-a-sentence": (
         "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config and generation config. "
@@ -1503,6 +1516,7 @@ def test_the_root_is_this_error_line(paste: str, pattern: str, part: str) -> Non
 
 def test_an_abort_or_a_note_alone_is_still_the_root():
     assert root_of("Aborted (core dumped)\n")[1] == "segfault"
+    assert root_of("ERROR: missing-standard-symbolic-function\n")[1] == "log_error"
     assert root_of("NOTE: Redirects are currently not supported in Windows or MacOs.\n")[1] == "error_phrase"
     # a segmentation fault is the failure itself, whatever was printed before it
     assert root_of("Unable to load any of {libfoo.so}\nSegmentation fault (core dumped)\n")[1] == "segfault"
