@@ -312,10 +312,12 @@ def swapped_words(q: Sequence[str], e: Sequence[str]) -> tuple[tuple[str, ...], 
     q, e = q[:WORDING_TOKENS], e[:WORDING_TOKENS]
     if len(q) < 3 or len(e) < 3:
         return None
+    qs, es = set(q), set(e)
+    if sum(t in qs for t in e) < max(3, 0.6 * len(e)):
+        return None  # too few of the entry's words in the paste for any alignment to line up most of them
     sm = SequenceMatcher(None, q, e, autojunk=False)
     if sum(b.size for b in sm.get_matching_blocks()) < max(3, 0.6 * len(e)):
         return None
-    qs, es = set(q), set(e)
     for op, i1, i2, j1, j2 in sm.get_opcodes():
         inside = i1 > 0 and j1 > 0 and i2 < len(q) and j2 < len(e)
         a, b = tuple(q[i1:i2]), tuple(e[j1:j2])
@@ -371,9 +373,14 @@ def add_margins(cands: list[tuple[Doc, dict[str, float]]]) -> None:
     believable than the best of several equally weak look-alikes. Entries with the same
     fingerprint are the same error seen twice, not competitors."""
     for name, margin in (("raw_cover", "raw_cover_margin"),):
+        # The best of each fingerprint; a candidate's best other is the best of another fingerprint.
+        best: dict[str, float] = {}
         for doc, feats in cands:
-            others = [f[name] for d, f in cands if d.id != doc.id and d.fingerprint != doc.fingerprint]
-            feats[margin] = feats[name] - (max(others) if others else 0.0)
+            best[doc.fingerprint] = max(best.get(doc.fingerprint, feats[name]), feats[name])
+        top2 = sorted(best.items(), key=lambda kv: -kv[1])[:2]
+        for doc, feats in cands:
+            others = [v for fp, v in top2 if fp != doc.fingerprint]
+            feats[margin] = feats[name] - (others[0] if others else 0.0)
 
 
 def raw_top(query: Query, corpus: Corpus, pool: int) -> list[int]:

@@ -124,6 +124,23 @@ def test_one_wording_with_another_word_inside_is_a_slot_conflict():
     assert swapped("peer mapping resources exhausted", "Invalid config blocking attribute value") == 0.0
 
 
+def test_a_candidates_margin_is_over_the_best_entry_of_another_fingerprint():
+    from types import SimpleNamespace
+
+    from triage.ranking import add_margins
+
+    covers = [("a", 0.9), ("a", 0.7), ("b", 0.5), ("c", 0.5), ("b", 0.2), ("", 0.1), ("", 0.0)]
+    cands = [(SimpleNamespace(id=i, fingerprint=fp), {"raw_cover": v}) for i, (fp, v) in enumerate(covers)]
+    add_margins(cands)
+    for doc, feats in cands:
+        others = [f["raw_cover"] for d, f in cands if d.fingerprint != doc.fingerprint]
+        assert feats["raw_cover_margin"] == pytest.approx(feats["raw_cover"] - max(others))
+    # Entries of one fingerprint are one error seen twice: alone, a candidate is ahead by its own cover.
+    alone = [(SimpleNamespace(id=i, fingerprint="a"), {"raw_cover": v}) for i, v in enumerate((0.4, 0.3))]
+    add_margins(alone)
+    assert [f["raw_cover_margin"] for _, f in alone] == [0.4, 0.3]
+
+
 def test_excluded_entries_are_never_candidates(samples_kb):
     log = "(WorkerDict pid=99) RuntimeError: CUDA error: no kernel image is available for execution on the device"
     first = triage_log(log).matches[0].entry_id
