@@ -63,6 +63,7 @@ GATHERED = (
     "fresh33",
     "fresh34",
     "fresh35",
+    "fresh36",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
