@@ -1219,6 +1219,32 @@ def test_a_logger_line_quoted_as_code_in_a_sentence_is_what_the_paste_asks_about
 
 
 ROOT_AND_MESSAGE = {
+    # ComfyUI on macOS (fresh34), pasted down to the "Traceback" line and no further: the failure it
+    # printed above the header is the paste's.
+    "cut-right-under-the-traceback-header": (
+        "got prompt\n"
+        "Loading LLM: unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit\n"
+        "Unused kwargs: ['_load_in_4bit', '_load_in_8bit', 'quant_method']. These kwargs are not used in "
+        "<class 'transformers.utils.quantization_config.BitsAndBytesConfig'>.\n"
+        "!!! Exception during processing !!! Using `bitsandbytes` 4-bit quantization requires the latest "
+        "version of bitsandbytes: `pip install -U bitsandbytes`\n"
+        "Traceback (most recent call last):\n",
+        (
+            "",
+            "!!! Exception during processing !!! Using `bitsandbytes` 4-bit quantization requires the latest "
+            "version of bitsandbytes: `pip install -U bitsandbytes`",
+        ),
+    ),
+    # SwarmUI stamps every line ComfyUI prints (fresh34): the date and time are no part of the failure.
+    "application-date-and-time-before-each-line": (
+        "2026-01-24T12:34:44.451526 - Loading Whisper model 'tiny.en' to cuda:0...\n"
+        "2026-01-24T12:34:45.231016 - !!! Exception during processing !!! [WinError 2] The system cannot find "
+        "the file specified\n"
+        "2026-01-24T12:34:45.268427 - Traceback (most recent call last):\n"
+        '  File "E:\\AI\\SwarmUI\\dlbackend\\comfy\\ComfyUI\\execution.py", line 518, in execute\n'
+        "    output_data, output_ui = await get_output_data(prompt_id, unique_id, obj)\n",
+        ("", "!!! Exception during processing !!! [WinError 2] The system cannot find the file specified"),
+    ),
     # vLLM's engine logs the exception object it caught, as its repr; the HTTP 500 above it is what
     # the client saw.
     "exception-repr-under-access-log": (
@@ -1335,55 +1361,23 @@ def test_the_failure_a_program_printed_above_a_cut_traceback_is_its_message():
     assert "processing" not in sig.message and "padding_side" in sig.message
 
 
-def test_a_paste_cut_right_under_its_traceback_header_is_named_by_the_failure_above_it():
-    # github.com/bitsandbytes-foundation/bitsandbytes (fresh34): ComfyUI on macOS, pasted up to the
-    # "Traceback" line and no further.
-    text = (
-        "got prompt\n"
-        "Loading LLM: unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit\n"
-        "Unused kwargs: ['_load_in_4bit', '_load_in_8bit', 'quant_method']. These kwargs are not used in "
-        "<class 'transformers.utils.quantization_config.BitsAndBytesConfig'>.\n"
-        "!!! Exception during processing !!! Using `bitsandbytes` 4-bit quantization requires the latest "
-        "version of bitsandbytes: `pip install -U bitsandbytes`\n"
-        "Traceback (most recent call last):\n"
-    )
-    sig, choice = signature_from_text(text)
-    assert choice.root is not None and (choice.root.line_start, choice.root.line_end) == (4, 5)
-    assert sig.message.startswith("Using `bitsandbytes` 4-bit quantization requires")
-    # A header under a sentence that only introduces it names nothing.
-    assert scan_log("Here is the error:\nTraceback (most recent call last):\n") == ()
-
-
-def test_an_applications_date_and_time_before_its_line_is_no_part_of_the_failure():
-    # github.com/yuvraj108c/ComfyUI-Whisper (fresh34): SwarmUI stamps every line ComfyUI prints.
-    text = (
-        "2026-01-24T12:34:44.451526 - Loading Whisper model 'tiny.en' to cuda:0...\n"
-        "2026-01-24T12:34:45.231016 - !!! Exception during processing !!! [WinError 2] The system cannot find "
-        "the file specified\n"
-        "2026-01-24T12:34:45.268427 - Traceback (most recent call last):\n"
-        '  File "E:\\AI\\SwarmUI\\dlbackend\\comfy\\ComfyUI\\execution.py", line 518, in execute\n'
-        "    output_data, output_ui = await get_output_data(prompt_id, unique_id, obj)\n"
-    )
-    sig, choice = signature_from_text(text)
-    assert choice.root is not None and choice.root.kind == "traceback"
-    assert sig.message.startswith("[WinError 2] The system cannot find the file specified")
-    assert "2026" not in sig.raw_message
-    # A logger's level after the time is still the line's level; a stamped logger line under an
-    # unstamped exception line is no part of its message (xinference, train).
+def test_a_stamp_before_a_line_is_a_prefix_and_a_stamped_line_no_part_of_an_unstamped_message():
     assert clean_line("2024-05-01 10:00:00.123 Traceback (most recent call last):").text.startswith("Traceback")
+    # xinference (train): its logger's stamped line under the exception it caught.
     text = (
         "ImportError: cannot import name 'build_regex_from_schema' from 'outlines.fsm.json_schema'\n"
         "2024-12-21 20:28:44,695 xinference.core.worker 30898 ERROR    Leave launch_builtin_model, error: "
         "cannot import name 'build_regex_from_schema'\n"
     )
-    sig, _ = signature_from_text(text)
-    assert "xinference" not in sig.raw_message
+    assert "xinference" not in signature_from_text(text)[0].raw_message
 
 
 def test_a_sentence_that_introduces_a_cut_traceback_is_not_its_message():
     for intro in ("I got the following error:", "Error log", "**Full traceback**"):
         text = COMFYUI_PASTE.replace(COMFYUI_PASTE.splitlines()[0], intro)
         assert [b.kind for b in scan_log(text)] == ["truncated_traceback"]
+    # Cut right under its "Traceback" line, such a header names nothing either.
+    assert scan_log("Here is the error:\nTraceback (most recent call last):\n") == ()
 
 
 # torch.compile on Windows (fresh23): dynamo's wrapper ends its message with "raised:" and the
