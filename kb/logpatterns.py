@@ -77,11 +77,11 @@ PREFIX_RES = (
         r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s+[-|]\s+[\w.\-]{1,60})?\s+(?:[-|]\s+)?"
         r"\[?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL)\]?:?(?:\s+\|\s+[\w.\-]{1,60}(?=\s+\|\s))?(?:\s+[-|])?\s+(?=\S)"
     ),
-    # Python logging's default format: "ERROR:root:", "WARNING:accelerate.accelerator:".
-    # A date and time with nothing after it that logging's formats above read, as an application
+    # A date and time with nothing after it that logging's format above reads, as an application
     # stamps what it prints ("2026-01-24T12:34:45.231016 - !!! Exception during processing !!! …",
     # "2024-05-01 10:00:00.123 Traceback (most recent call last):").
     re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s+-)?\s+(?=\S)"),
+    # Python logging's default format: "ERROR:root:", "WARNING:accelerate.accelerator:".
     re.compile(r"^(?P<level>ERROR|CRITICAL|WARNING|INFO|DEBUG):[\w.\-]{1,60}:(?=\S)"),
     re.compile(r"^(?P<level>ERROR|INFO|WARNING|DEBUG)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+\[?[\w./-]+:\d+\]\s"),
     re.compile(r"^[\w.-]+:\d+:\d+ \[\d+\] "),
