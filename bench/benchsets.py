@@ -64,6 +64,7 @@ GATHERED = (
     "fresh34",
     "fresh35",
     "fresh36",
+    "fresh37",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
