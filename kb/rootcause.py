@@ -79,10 +79,6 @@ def _tier(block: ErrorBlock) -> int:
     if block.from_repr:
         return 3  # the exception as a logger summed it up: the traceback it prints under it is surer
     if block.kind in ("traceback", "exception_line"):
-        if not informative(block) and not block.symptom:
-            # A bare `AssertionError` under `assert self.model is not None`: the error line with words
-            # that the library printed before it says what failed (within tier 4 the earlier wins).
-            return 4
         return 0 if informative(block) and not block.symptom else 3
     if block.kind == "error_line":
         return 1 if block.pattern in SPECIFIC_ERROR_LINES and not block.symptom else 4

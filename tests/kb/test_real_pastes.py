@@ -1453,21 +1453,6 @@ ERROR_LINES = {
         "log_error",
         "Could not load library libcudnn_cnn_infer.so.8",
     ),
-    # llama-cpp-python given a pre-GGUF model (fresh36): the library prints what failed, then its
-    # wrapper asserts with no message.
-    "bare-assertion-under-the-librarys-error-line": (
-        "(ggml) $ python3 -m llama_cpp.server --model models/wizardLM-7B.ggmlv3.q4_0.bin\n"
-        "gguf_init_from_file: invalid magic number 67676a74\n"
-        "error loading model: llama_model_loader: failed to load model from models/wizardLM-7B.ggmlv3.q4_0.bin\n"
-        "\n"
-        "llama_load_model_from_file: failed to load model\n"
-        "Traceback (most recent call last):\n"
-        '  File "/home/u/.conda/envs/ggml/lib/python3.8/site-packages/llama_cpp/llama.py", line 340, in __init__\n'
-        "    assert self.model is not None\n"
-        "AssertionError\n",
-        "error_phrase",
-        "gguf_init_from_file: invalid magic number 67676a74",
-    ),
     # torch.onnx's diagnostic (fresh34): the logger's line names the rule by its code; the words of
     # the failure are under the rule line.
     "error-named-by-a-code-only": (
