@@ -125,25 +125,10 @@ def _finish_cut(
     error's traceback; else, right under a line that says what failed, that line is its message;
     else it is recorded as truncated (frames only). A paste cut right under its "Traceback" line
     (no frame at all) is recorded only when the line above it says what failed."""
-    if not frames:
-        said = _failure_said_just_before(scan, start)
-        if said:
-            scan.blocks.append(
-                ErrorBlock(
-                    kind="traceback",
-                    exc_type="",
-                    message=said,
-                    frames=(),
-                    line_start=scan.lineno(start - 1),
-                    line_end=scan.end_lineno(max(start, i - 1)),
-                    prefix=scan.logical[start][2],
-                )
-            )
-        return
     end = max(start, i - 1)
     # Cut inside a wrapped traceback, the type the wrapper names is still known.
-    raised = _raise_statement(scan, last_frame_idx) or ((wrapped, "") if wrapped else None)
-    if not raised and _logged_just_before(scan, start):
+    raised = (_raise_statement(scan, last_frame_idx) or ((wrapped, "") if wrapped else None)) if frames else None
+    if not raised and frames and _logged_just_before(scan, start):
         # logger.exception()'s shape: the program's own error line, then the traceback. Cut
         # before its exception line, the traceback's failure is what that line says.
         logged = scan.blocks.pop()
@@ -165,6 +150,8 @@ def _finish_cut(
         # A program that prints what failed, then the traceback (ComfyUI's "!!! Exception during
         # processing !!! <message>"): the traceback's failure is that line.
         message = _failure_said_just_before(scan, start)
+        if not message and not frames:
+            return  # a bare "Traceback" line names nothing
         kind, first = ("traceback", start - 1) if message else ("truncated_traceback", start)
     scan.blocks.append(
         ErrorBlock(
