@@ -65,6 +65,7 @@ GATHERED = (
     "fresh35",
     "fresh36",
     "fresh37",
+    "fresh38",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
