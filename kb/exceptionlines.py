@@ -123,7 +123,7 @@ def continuation(scan: ScanState, i: int, limit: int = 8) -> int:
         if is_symptom(t) or any(
             rx.search(t)
             for name, rx in ERROR_LINE_PATTERNS
-            if name not in ("cuda_error", "log_error", "error_phrase", "state_dict_mismatch")
+            if name not in ("cuda_error", "log_error", "error_phrase", "state_dict_mismatch", "validation_error")
         ):
             break
         j += 1

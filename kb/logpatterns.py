@@ -308,6 +308,9 @@ ERROR_LINE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("dependency_conflict", re.compile(r"\brequires \S{1,300}, but you have\b")),
+    # pydantic v1's line for one invalid field, which a paste often keeps without its ValidationError
+    # header: "  field required (type=value_error.missing)", "… named parameter. (type=value_error)".
+    ("validation_error", re.compile(r"\(type=[a-z_]*error(?:\.[\w.]+)?(?:; [^()]{0,300})?\)\s*$")),
     # gcc/clang/nvcc diagnostics: "main.c:5:10: fatal error: Python.h: No such file or directory",
     # nvcc's own ("nvcc fatal   : Unsupported gpu architecture 'compute_89'"), and a fatal one pasted
     # without its file prefix ("fatal error: THC/THC.h: No such file or directory").

@@ -1302,6 +1302,32 @@ ROOT_AND_MESSAGE = {
         "> During handling of the above exception, another exception occurred:\n",
         ("ModuleNotFoundError", "No module named 'transformers'"),
     ),
+    # pydantic v1's line for one invalid field, pasted without its ValidationError header (fresh37),
+    # here inside a verl job log whose start-up warning came first.
+    "a-validation-error-field-line-without-its-header": (
+        "(main_task pid=2291) The tokenizer has new PAD tokens that differ from the model config and "
+        "generation config. The model config and generation config were aligned accordingly.\n"
+        "Did not find openai_api_key, please add an environment variable `OPENAI_API_KEY` which contains it, "
+        "or pass  `openai_api_key` as a named parameter. (type=value_error)\n",
+        (
+            "",
+            "Did not find openai_api_key, please add an environment variable `OPENAI_API_KEY` which contains "
+            "it, or pass  `openai_api_key` as a named parameter. (type=value_error)",
+        ),
+    ),
+    # The same lines under their header are the ValidationError's message (DeepSpeed, fresh10).
+    "validation-error-field-lines-under-their-header": (
+        "pydantic.error_wrappers.ValidationError: 2 validation errors for DeepSpeedZeroConfig\n"
+        "zero_hpz_partition_size\n"
+        "  extra fields not permitted (type=value_error.extra)\n"
+        "zero_quantized_weights\n"
+        "  extra fields not permitted (type=value_error.extra)\n",
+        (
+            "ValidationError",
+            "2 validation errors for DeepSpeedZeroConfig zero_hpz_partition_size extra fields not permitted "
+            "(type=value_error.extra) zero_quantized_weights extra fields not permitted (type=value_error.extra)",
+        ),
+    ),
 }
 
 
