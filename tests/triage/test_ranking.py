@@ -106,6 +106,17 @@ def test_slot_agreement_tells_another_name_in_the_same_wording():
     assert slot_agreement((), ("grpoconfig",)) == {"slot_conflict": 0.0}
 
 
+def test_two_modules_of_one_package_are_no_slot_conflict():
+    from triage.ranking import slot_agreement
+
+    # timm 0.9 moved timm.models.layers: whichever submodule the code imports is missing (fresh37).
+    siblings = slot_agreement(("timm.models.layers.helpers",), ("timm.models.layers.drop",))
+    assert siblings == {"slot_conflict": 0.0}
+    assert slot_agreement(("timm.models.layers.helpers",), ("timm.layers",)) == {"slot_conflict": 1.0}
+    # Two-part names are no module path to compare by parent: a file's stem is no package.
+    assert slot_agreement(("model.safetensors",), ("model.bin",)) == {"slot_conflict": 1.0}
+
+
 def test_one_wording_with_another_word_inside_is_a_slot_conflict():
     from kb.normalize import tokenize
     from triage.ranking import word_substitution
