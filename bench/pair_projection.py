@@ -1,6 +1,6 @@
 """Does a projection of the MiniLM vectors, trained on pairs of reports, help the ranker?
 
-    .venv/bin/python bench/pair_projection.py [--lam 0.001] [--repeats 5] [--cache FILE]
+    .venv/bin/python bench/pair_projection.py [--lam 0.001] [--repeats 5] [--cache FILE] [--fresh]
 
 Issue 7 asked for "same problem?" learnt from pairs, as Sentry did for similar issues with
 embeddings trained on such pairs. At the scale of this data (a few hundred reports) that is a
@@ -108,11 +108,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lam", type=float, default=0.001, help="pull of W towards the identity")
     ap.add_argument("--epochs", type=int, default=200)
+    ap.add_argument("--fresh", action="store_true", help="also the gathered sets (bench/data/fresh*) in fitting and CV")
     cv_options(ap, repeats=5)
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:
-        tables = load_tables(args.cache, COLUMNS)
+        tables = load_tables(args.cache, COLUMNS, with_fresh=args.fresh)
         cols = [i for i, f in enumerate(FEATURES) if f in MODEL_FEATURES]
         extra = [len(COLUMNS)]
         runs = {
