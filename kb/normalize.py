@@ -268,13 +268,13 @@ SLOT_CALL_RE = re.compile(r"\b([A-Za-z_][\w.]*[A-Za-z_]\w*)\(\)")
 # A flag the shell ran as a command ("line 9: -m: command not found": the line above lost its
 # trailing backslash) names no option of a program: every broken continuation says the same.
 SLOT_FLAG_RE = re.compile(r"(?<![\w/.<>-])(--?[A-Za-z][\w.+-]*)(?![\w.+=-]*:\s*command not found)")
-SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b\s*(?:code)?\s*[:=(#]?\s*(-?\d{1,4})\b", re.I)
+SLOT_CODE_RE = re.compile(r"\b(?:error|code|errno|status|err)\b[\"']?\s*(?:code)?\s*[:=(#]?\s*(-?\d{1,4})\b", re.I)
 # The port says which service a connection was for (6379 Redis, 29500 torch.distributed), where
 # the address differs from user to user.
 SLOT_PORT_RE = re.compile(r"(?:\b\d{1,3}(?:\.\d{1,3}){3}|\blocalhost|\]):(\d{2,5})\b")
 SLOT_DIGITS_RE = re.compile(r"\d+")
 # Bumped when message_slots reads messages another way: a saved ranking copy holds entries' slots.
-SLOT_RULES = 5
+SLOT_RULES = 6
 # A model's name or folder ("Qwen1.5-72B-Chat", "/data/llama-2-7b-hf"): each user's own, never what
 # tells two failures apart. Known by its parameter count between separators.
 MODEL_NAME_RE = re.compile(r"(?:^|[-_/.])\d+(?:\.\d+)?[bBmM](?:$|[-_/.])")
@@ -304,16 +304,22 @@ def slot_surfaces(raw_message: str) -> dict[str, str]:
     return out
 
 
+def _mapping_key(text: str, quoted: re.Match[str]) -> bool:
+    """A quoted name that opens an entry of a printed mapping (`{"code":500,"message":…}`, pydantic's
+    `{'type': 'extra_forbidden', 'loc': …}`): every such error has the same keys; its values tell."""
+    return text[quoted.end() :].lstrip().startswith(":") and text[: quoted.start()].rstrip().endswith(("{", ","))
+
+
 def _slot_values(raw_message: str) -> list[tuple[str, str]]:
     """(slot, as written) of each distinguishing value of the message, in order; a library's
     sentences appended to many errors (BOILERPLATE_RES) name none."""
     text = strip_boilerplate(raw_message[:1500])[:1000]
     found = [
-        (_slot(v), v)
-        for rx in (SLOT_QUOTED_RE, SLOT_CALL_RE, SLOT_FLAG_RE)
-        for v in rx.findall(text)
-        if not (rx is SLOT_QUOTED_RE and MODEL_NAME_RE.search(v))
+        (_slot(m.group(1)), m.group(1))
+        for m in SLOT_QUOTED_RE.finditer(text)
+        if not MODEL_NAME_RE.search(m.group(1)) and not _mapping_key(text, m)
     ]
+    found += [(_slot(v), v) for rx in (SLOT_CALL_RE, SLOT_FLAG_RE) for v in rx.findall(text)]
     found += [(_slot(a or b), a or b) for a, b in SLOT_LIBRARY_RE.findall(text)]
     found += [(f"code:{c}", f"code {c}") for c in SLOT_CODE_RE.findall(text)]
     found += [(f"port:{p}", f"port {p}") for p in SLOT_PORT_RE.findall(text)]

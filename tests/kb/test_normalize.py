@@ -174,3 +174,18 @@ def test_a_name_quoted_with_mixed_quotes_is_the_name_alone():
     # the slot is the module, as in the entry's "No module named 'resource'".
     assert message_slots("No module named 'resource‘”is displayed") == message_slots("No module named 'resource'")
     assert message_slots("No module named ‘resource’") == ("resource",)
+
+
+def test_the_keys_of_a_printed_mapping_are_no_slots_its_values_are():
+    # llama-server's JSON error (fresh38) and pydantic's error list (fresh37): every such error has
+    # these keys; what tells two of them apart is in the values.
+    assert message_slots(
+        'got exception: {"code":500,"message":"image input is not supported by this server","type":"server_error"}'
+    ) == ("server_error", "code:500")
+    assert message_slots(
+        "[{'type': 'extra_forbidden', 'loc': ('body', 'stream_otpions'), 'msg': 'Extra inputs are not permitted'}]"
+    ) == ("extra_forbidden", "body", "stream_otpions")
+    # A quoted name before a colon elsewhere in a sentence is still a value.
+    assert message_slots('Please add <"zero_allow_untested_optimizer": true> in the configuration file') == (
+        "zero_allow_untested_optimizer",
+    )
