@@ -66,6 +66,7 @@ GATHERED = (
     "fresh36",
     "fresh37",
     "fresh38",
+    "fresh39",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
