@@ -1,11 +1,12 @@
 """Would another form of either model tell undocumented look-alikes from other users' reports?
 
-    .venv/bin/python bench/model_forms.py --cache FILE
+    .venv/bin/python bench/model_forms.py --cache FILE [--forms shipped,answer-rich] [--repeats N]
 
 With dev, train and every gathered set (thousands of queries, over a thousand problems) there is far
 more to fit than the 394 queries the shipped forms were chosen on. This judges, by the same grouped CV
-(5 folds by problem over all the sets, GroupKFold's own assignment; the answer model and its threshold
-fitted on inner out-of-fold scores, as bench/grouped_cv.py does):
+(5 folds by problem over all the sets, GroupKFold's own assignment or, with `--repeats N`, N random
+ones pooled; the answer model and its threshold fitted on inner out-of-fold scores, as
+bench/grouped_cv.py does):
   shipped       the signed logistic candidate model, the answer model on the best logit and the lead;
   answer-rich   the answer model on every feature of the first candidate, its lead over the second in
                 each, the second's logit and the dense cosine (standardised logistic regression);
@@ -98,11 +99,15 @@ def answer_model(form: str) -> tuple[Callable[[QueryTable, np.ndarray], np.ndarr
     return answer_row, LogisticRegression(max_iter=2000)
 
 
-def judge(form: str, tables: list[QueryTable], folds: int) -> list[tuple[QueryTable, bool, float, float]]:
-    """(table, first candidate right, answer probability, threshold) of every query, its problem held out."""
+def judge(
+    form: str, tables: list[QueryTable], folds: int, seed: int | None = None
+) -> list[tuple[QueryTable, bool, float, float]]:
+    """(table, first candidate right, answer probability, threshold) of every query, its problem held
+    out; with a seed, the problems are dealt into folds at random."""
     out = []
     groups = [t.problem for t in tables]
-    for tr, te in GroupKFold(n_splits=folds).split(np.zeros(len(tables)), groups=groups):
+    splitter = GroupKFold(n_splits=folds, shuffle=seed is not None, random_state=seed)
+    for tr, te in splitter.split(np.zeros(len(tables)), groups=groups):
         held = {tables[i].problem for i in te}
         train = [tables[i] for i in tr]
         inner: list[tuple[QueryTable, np.ndarray, bool]] = []
@@ -149,6 +154,9 @@ def main() -> None:
     ap.add_argument("--cache", required=True, help="the tables bench/grouped_cv.py --fresh --cache FILE keeps")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--forms", default="shipped,answer-rich,answer-trees,cand-trees")
+    ap.add_argument(
+        "--repeats", type=int, default=1, help="random fold assignments (seeds 0, 1, ...) pooled; 1: GroupKFold's own"
+    )
     args = ap.parse_args()
     tmp = setup_throwaway()
     try:
@@ -157,7 +165,9 @@ def main() -> None:
         print("| form | Hit@1 | known answered right | undocumented refused | answered right | K@U |")
         print("|---|---|---|---|---|---|")
         for form in args.forms.split(","):
-            print(summary(form, judge(form, tables, args.folds)), flush=True)
+            seeds = list(range(args.repeats)) if args.repeats > 1 else [None]
+            outs = [o for seed in seeds for o in judge(form, tables, args.folds, seed)]
+            print(summary(form, outs), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
