@@ -141,10 +141,8 @@ def summary(form: str, outs: list[tuple[QueryTable, bool, float, float]]) -> str
     k = float(np.mean([ok and p >= th for ok, p, th in known]))
     u = float(np.mean(refused))
     right = (sum(ok and p >= th for ok, p, th in known) + sum(refused)) / len(outs)
-    at = " ".join(
-        f"{share:.2f}: {np.mean([ok and p > np.quantile(unknown, share) for ok, p, _ in known]):.3f}"
-        for share in REFUSED_SHARES
-    )
+    cuts = {share: float(np.quantile(unknown, share)) for share in REFUSED_SHARES}
+    at = " ".join(f"{share:.2f}: {np.mean([ok and p > cut for ok, p, _ in known]):.3f}" for share, cut in cuts.items())
     hit1 = float(np.mean([ok for ok, _, _ in known]))
     return f"| {form} | {hit1:.3f} | {k:.3f} | {u:.3f} | {right:.3f} | {at} |"
 
