@@ -67,6 +67,7 @@ GATHERED = (
     "fresh37",
     "fresh38",
     "fresh39",
+    "fresh40",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
