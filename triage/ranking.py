@@ -317,13 +317,11 @@ def word_substitution(q: Sequence[str], e: Sequence[str]) -> float:
 def swapped_words(q: Sequence[str], e: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The words swapped when the two messages are one wording with a word swapped inside it
     ("Object of type set is not JSON serializable" against "… type Tensor …": (("set",), ("tensor",))):
-    most of the entry's words line up in order, and the one place inside where the two differ holds
-    one or two words on each side that the other never says; an identifier is one word, however many
-    parts it has (`whole_words`). Two wordings that differ in more than one place inside are another
-    release's sentence, not another name. Words swapped at either end are a cut paste's or a
-    version's, not counted. Only the first WORDING_TOKENS words of each are compared: a message of
-    many repeated words (a state dict's list of missing keys) would otherwise take milliseconds per
-    candidate."""
+    most of the entry's words line up in order, and between two aligned runs each side has one or
+    two words that the other never says; an identifier is one word, however many parts it has
+    (`whole_words`). Words swapped at either end are a cut paste's or a version's, not counted.
+    Only the first WORDING_TOKENS words of each are compared: a message of many repeated words (a
+    state dict's list of missing keys) would otherwise take milliseconds per candidate."""
     q, e = whole_words(q)[:WORDING_TOKENS], whole_words(e)[:WORDING_TOKENS]
     if len(q) < 3 or len(e) < 3:
         return None
@@ -339,7 +337,7 @@ def swapped_words(q: Sequence[str], e: Sequence[str]) -> tuple[tuple[str, ...], 
         if op != "equal" and i1 > 0 and j1 > 0 and i2 < len(q) and j2 < len(e)
     ]
     if len(inside) != 1 or inside[0][0] != "replace":
-        return None  # they differ in more than one place: another release's sentence
+        return None  # two wordings that differ in more than one place (another version's sentence)
     _, i1, i2, j1, j2 = inside[0]
     a, b = tuple(q[i1:i2]), tuple(e[j1:j2])
     if len(a) <= 2 and len(b) <= 2 and all(_is_name(t) for t in (*a, *b)) and not (set(a) & es or set(b) & qs):
