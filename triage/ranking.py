@@ -331,17 +331,13 @@ def swapped_words(q: Sequence[str], e: Sequence[str]) -> tuple[tuple[str, ...], 
     sm = SequenceMatcher(None, q, e, autojunk=False)
     if sum(b.size for b in sm.get_matching_blocks()) < max(3, 0.6 * len(e)):
         return None
-    inside = [
-        (op, i1, i2, j1, j2)
-        for op, i1, i2, j1, j2 in sm.get_opcodes()
-        if op != "equal" and i1 > 0 and j1 > 0 and i2 < len(q) and j2 < len(e)
-    ]
-    if len(inside) != 1 or inside[0][0] != "replace":
-        return None  # two wordings that differ in more than one place (another version's sentence)
-    _, i1, i2, j1, j2 = inside[0]
-    a, b = tuple(q[i1:i2]), tuple(e[j1:j2])
-    if len(a) <= 2 and len(b) <= 2 and all(_is_name(t) for t in (*a, *b)) and not (set(a) & es or set(b) & qs):
-        return a, b
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        inside = i1 > 0 and j1 > 0 and i2 < len(q) and j2 < len(e)
+        a, b = tuple(q[i1:i2]), tuple(e[j1:j2])
+        if op != "replace" or not inside or len(a) > 2 or len(b) > 2:
+            continue
+        if all(_is_name(t) for t in (*a, *b)) and not (set(a) & es or set(b) & qs):
+            return a, b
     return None
 
 
