@@ -318,11 +318,11 @@ def swapped_words(q: Sequence[str], e: Sequence[str]) -> tuple[tuple[str, ...], 
     """The words swapped when the two messages are one wording with a word swapped inside it
     ("Object of type set is not JSON serializable" against "… type Tensor …": (("set",), ("tensor",))):
     most of the entry's words line up in order, and between two aligned runs each side has one or
-    two words that the other never says; an identifier is one word, however many parts it has
-    (`whole_words`). Words swapped at either end are a cut paste's or a version's, not counted.
-    Only the first WORDING_TOKENS words of each are compared: a message of many repeated words (a
-    state dict's list of missing keys) would otherwise take milliseconds per candidate."""
-    q, e = whole_words(q)[:WORDING_TOKENS], whole_words(e)[:WORDING_TOKENS]
+    two words that the other never says. Words swapped at either end are a cut paste's or a
+    version's, not counted. Only the first WORDING_TOKENS words of each are compared: a message of
+    many repeated words (a state dict's list of missing keys) would otherwise take milliseconds per
+    candidate."""
+    q, e = q[:WORDING_TOKENS], e[:WORDING_TOKENS]
     if len(q) < 3 or len(e) < 3:
         return None
     qs, es = set(q), set(e)
@@ -336,36 +336,9 @@ def swapped_words(q: Sequence[str], e: Sequence[str]) -> tuple[tuple[str, ...], 
         a, b = tuple(q[i1:i2]), tuple(e[j1:j2])
         if op != "replace" or not inside or len(a) > 2 or len(b) > 2:
             continue
-        if all(_is_name(t) for t in (*a, *b)) and not (set(a) & es or set(b) & qs):
+        if all(len(t) >= 3 and t.isalpha() for t in (*a, *b)) and not (set(a) & es or set(b) & qs):
             return a, b
     return None
-
-
-# A word or an identifier (`affine_grid_generator`, `grid_sampler_3d`), not a version or a number.
-NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-def _is_name(token: str) -> bool:
-    return bool(NAME_RE.match(token)) and sum(c.isalpha() for c in token) >= 3
-
-
-def whole_words(tokens: Sequence[str]) -> list[str]:
-    """The tokens with an identifier's parts folded back into it: `kb.normalize.tokenize` gives
-    `affine_grid_generator` then affine/grid/generator, and a name swapped for another is one word
-    however many parts each has. Parts are the following tokens found in order inside the one
-    before them, two at least (a lone word inside the one before, `op` after `operator`, stays)."""
-    out: list[str] = []
-    i = 0
-    while i < len(tokens):
-        whole = tokens[i]
-        out.append(whole)
-        i += 1
-        j, pos = i, 0
-        while j < len(tokens) and tokens[j] != whole and (k := whole.find(tokens[j], pos)) >= 0:
-            pos, j = k + len(tokens[j]), j + 1
-        if j - i >= 2:
-            i = j
-    return out
 
 
 def message_cover(entry_tokens: Sequence[str], query_tokens: Sequence[str], corpus: Corpus) -> float:

@@ -133,27 +133,6 @@ def test_one_wording_with_another_word_inside_is_a_slot_conflict():
     assert swapped(device_error.format("cuda:0 and cpu"), device_error.format("cuda:1 and cuda:0")) == 0.0
     # Two different wordings are not one wording with a word swapped.
     assert swapped("peer mapping resources exhausted", "Invalid config blocking attribute value") == 0.0
-    # An identifier swapped for another is one word, whatever its parts (torch.onnx's message, fresh39).
-    onnx_error = "Exporting the operator {} to ONNX opset version 11 is not supported. Please open a bug"
-    assert swapped(onnx_error.format("triu"), onnx_error.format("affine_grid_generator")) == 1.0
-    assert swapped(onnx_error.format("grid_sampler"), onnx_error.format("affine_grid_generator")) == 1.0
-    assert swapped(onnx_error.format("grid_sampler"), onnx_error.format("grid_sampler")) == 0.0
-    # Versions are no names.
-    assert swapped("requires torch 2.1.0 or newer, found x", "requires torch 2.3.1 or newer, found x") == 0.0
-
-
-def test_an_identifiers_parts_fold_back_into_it():
-    from kb.normalize import tokenize
-    from triage.ranking import whole_words
-
-    assert whole_words(tokenize("max_num_batched_tokens must be positive")) == [
-        "max_num_batched_token",
-        "must",
-        "positive",
-    ]
-    assert whole_words(tokenize("LLMEngine failed")) == ["llmengine", "fail"]
-    # A word inside the word before it is no part of it.
-    assert whole_words(tokenize("unsupported operator op")) == ["unsupport", "operator", "op"]
 
 
 def test_a_candidates_margin_is_over_the_best_entry_of_another_fingerprint():
