@@ -25,6 +25,8 @@ from kb.logpatterns import (
     CODE_ONLY_ERROR_RE,
     DEBUGGER_EXC_RE,
     ERROR_LINE_PATTERNS,
+    ERROR_MAPPING_HEAD_RE,
+    ERROR_MAPPING_LINES,
     EXC_REPR_RE,
     FENCE_LINE_RE,
     FRAME_RE,
@@ -78,6 +80,8 @@ def read_line(scan: ScanState, i: int) -> int:
         return _python_warning(scan, i, wm)
     if CMAKE_ERROR_HEAD_RE.match(s):
         return _cmake_error(scan, i, s)
+    if ERROR_MAPPING_HEAD_RE.match(s):
+        return _error_mapping(scan, i, s)
     http = HTTP_ERROR_RE.search(t)
     if http:
         _add_error_line(scan, i, "http_error", s)
@@ -276,6 +280,21 @@ def _cmake_error(scan: ScanState, i: int, head: str) -> int:
         j = end = j + 1
     _add_error_line(scan, i, "cmake_error", head, " ".join([head, *said]), last=end - 1)
     return end
+
+
+def _error_mapping(scan: ScanState, i: int, head: str) -> int:
+    """An API's error body printed over several lines (`"error": {`, then `"message": "…"`, `"type": …`,
+    one a line): one error whose message is the mapping, through the line that closes it. The key
+    is written unquoted (`error: {`): every such body has it, so it names nothing (no slot)."""
+    depth, said = 1, [head.replace('"', "").replace("'", "")]
+    j = i + 1
+    while j < len(scan.logical) and depth > 0 and len(said) <= ERROR_MAPPING_LINES:
+        line = scan.text(j).strip()
+        depth += line.count("{") + line.count("[") - line.count("}") - line.count("]")
+        said.append(line)
+        j += 1
+    _add_error_line(scan, i, "error_mapping", head, " ".join(s for s in said if s), last=j - 1)
+    return j
 
 
 def _debugger_exception(scan: ScanState, i: int, exc_type: str) -> int:

@@ -175,6 +175,10 @@ LOG_LINE_RE = re.compile(
 # build output: what failed is on the lines under it, up to a blank line or its call stack.
 CMAKE_ERROR_HEAD_RE = re.compile(r"^CMake Error\b.{0,400}:$")
 CMAKE_MESSAGE_LINES = 6
+# An HTTP API's error body printed over several lines (OpenAI's format, which vLLM, SGLang and Ollama's
+# compatible servers answer with): the `"error": {` key that opens it, and how many lines it may take.
+ERROR_MAPPING_HEAD_RE = re.compile(r"""^(?:data:\s*)?["']?errors?["']?\s*:\s*\{$""")
+ERROR_MAPPING_LINES = 20
 
 # Lines a weak root at most (kb.rootcause ranks them under every other error line): a program's
 # abort (SIGABRT, "Aborted (core dumped)"), which follows the message of what made it abort; and a

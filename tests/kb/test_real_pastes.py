@@ -1219,6 +1219,22 @@ def test_a_logger_line_quoted_as_code_in_a_sentence_is_what_the_paste_asks_about
 
 
 ROOT_AND_MESSAGE = {
+    # OpenAI's error body as curl prints it, pasted alone (fresh39): the mapping is the error.
+    "api-error-body-over-several-lines": (
+        "{\n"
+        '  "error": {\n'
+        '    "message": "You exceeded your current quota, please check your plan and billing details.",\n'
+        '    "type": "insufficient_quota",\n'
+        '    "param": null,\n'
+        '    "code": null\n'
+        "  }\n"
+        "}\n",
+        (
+            "",
+            'error: { "message": "You exceeded your current quota, please check your plan and billing details.", '
+            '"type": "insufficient_quota", "param": null, "code": null }',
+        ),
+    ),
     # ComfyUI on macOS (fresh34), pasted down to the "Traceback" line and no further: the failure it
     # printed above the header is the paste's.
     "cut-right-under-the-traceback-header": (
@@ -1573,6 +1589,30 @@ def test_cmakes_error_is_read_with_the_message_under_its_header():
     assert sig.raw_message.endswith(
         "Generator NMake Makefiles does not support platform specification, but platform x64 was specified."
     )
+
+
+def test_an_api_error_body_is_read_whole_and_its_keys_name_nothing():
+    from kb.normalize import message_slots
+
+    # A Node client's log of an OpenAI error (fresh39): the body under `data: {`, keys unquoted.
+    sig, _ = signature_from_text(
+        "  data: {\n"
+        "    error: {\n"
+        "      message: 'This is a chat model and not supported in the v1/completions endpoint.',\n"
+        "      type: 'invalid_request_error',\n"
+        "      param: 'model',\n"
+        "      code: null\n"
+        "    }\n"
+        "  }\n"
+    )
+    assert sig.pattern == "error_mapping" and "This is a chat model" in sig.raw_message
+    assert sig.raw_message.endswith("code: null }")
+    assert "invalid_request_error" in message_slots(sig.raw_message)
+    # A body that never closes (a cut paste) ends after ERROR_MAPPING_LINES lines, not at the end of the log.
+    from kb.logpatterns import ERROR_MAPPING_LINES
+
+    sig, _ = signature_from_text('"error": {\n' + '"message": "x y z",\n' * 40)
+    assert sig.raw_message.count("x y z") == ERROR_MAPPING_LINES
 
 
 def test_what_an_error_line_is_not():
