@@ -293,7 +293,7 @@ def _error_mapping(scan: ScanState, i: int, head: str) -> int:
         depth += line.count("{") + line.count("[") - line.count("}") - line.count("]")
         said.append(line)
         j += 1
-    _add_error_line(scan, i, "error_mapping", head, " ".join(s for s in said if s), last=j - 1)
+    _add_error_line(scan, i, "error_mapping", head, " ".join(part for part in said if part), last=j - 1)
     return j
 
 
