@@ -68,6 +68,7 @@ GATHERED = (
     "fresh38",
     "fresh39",
     "fresh40",
+    "fresh41",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
