@@ -86,12 +86,9 @@ def entry_raw_text(excerpt: str) -> str:
     return error_region(excerpt, choice.blocks, fallback) or excerpt
 
 
-def without_block(text: str, block: ErrorBlock | None) -> str:
-    """The text without a block's own lines (the paste's other voices)."""
-    if block is None:
-        return text
-    lines = log_lines(text)
-    return "\n".join(lines[: block.line_start - 1] + lines[block.line_end :])
+def after_block(text: str, block: ErrorBlock | None) -> str:
+    """What the paste printed after a block's last line (all of it when there is no block)."""
+    return text if block is None else "\n".join(log_lines(text)[block.line_end :])
 
 
 def _lines_around(

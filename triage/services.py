@@ -18,7 +18,7 @@ from kb.selectors import EntryRecord, SourceRef, entry_records
 from kb.signature import Signature, compact_text, read_failure, telling_lines
 from kb.vector_index import get_index
 from triage.explain import Explanation, explain_match
-from triage.lexical import TAIL_LINES, error_region, raw_tokens, root_lines, telling_errors, without_block
+from triage.lexical import TAIL_LINES, after_block, error_region, raw_tokens, root_lines, telling_errors
 from triage.ranking import (
     Candidate,
     Query,
@@ -107,10 +107,12 @@ def triage_log(
     region = error_region(text, blocks, telling)
     # No error that says what failed: the paste's last telling lines count as well.
     weak_root = not telling_errors(blocks)
-    # The last few lines on their own (a logger's warning among them: what the user asks about when it
-    # ends the paste), besides the weak root's own lines, which the query reads already.
+    # The last few lines printed after the weak root, on their own (a logger's warning among them: what
+    # the user asks about when it ends the paste). A weak root that ends the paste is its last words
+    # already: the lines above it are the root's surroundings (read in the region), not what the job
+    # printed as it died, and a start-up warning among them is no answer.
     tail = (
-        "\n".join(telling_lines(without_block(text, choice.root), TAIL_LINES, choice.root is None, with_warnings=True))
+        "\n".join(telling_lines(after_block(text, choice.root), TAIL_LINES, choice.root is None, with_warnings=True))
         if weak_root
         else ""
     )

@@ -336,6 +336,36 @@ def test_a_loggers_warning_that_ends_a_job_log_is_read_as_its_last_line(db):
     assert result.matches and result.matches[0].title.startswith("Harmless: move the model"), result.matches
 
 
+def test_a_warning_above_a_report_that_ends_the_log_is_not_its_answer(db):
+    # fresh40-long's pattern: a report in prose (grpc/grpc#29718) ends a verl job log whose last line
+    # before it is the workers' FSDP FutureWarning. The lines above a weak root that ends the paste are
+    # its surroundings, not what the job printed as it died: the warning's own entry is no answer.
+    log = (
+        "(WorkerDict pid=4123) local rank 0\n"
+        "(WorkerDict pid=4123) no hf weight loader need to be updated\n"
+        "(WorkerDict pid=4123) /root/miniconda3/lib/python3.12/site-packages/torch/distributed/fsdp/"
+        "fully_sharded_data_parallel.py:689: FutureWarning: FSDP.state_dict_type() and FSDP.set_state_dict_type() "
+        "are being deprecated. Please use APIs, get_state_dict() and set_state_dict(), which can support different "
+        "parallelisms, FSDP1, FSDP2, DDP.\n"
+        "But on company server (connect should be performed through gateway), the client could not connect to "
+        "server and error message is `failed to connect to all addresses`. And the proxy environment variable is "
+        "also set. And after I unset them by `export http_proxy=` the code works.\n"
+    )
+    notes = (
+        "# Harmless: FSDP's state_dict_type deprecation, printed by every worker\n"
+        "FutureWarning: FSDP.state_dict_type() and FSDP.set_state_dict_type() are being deprecated. Please use "
+        "APIs, get_state_dict() and set_state_dict(), which can support different parallelisms, FSDP1, FSDP2, DDP.\n\n"
+        "# Exclude the server's host from http_proxy (no_proxy) when a gRPC client goes through a proxy\n"
+        "grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:\n"
+        "        status = StatusCode.UNAVAILABLE\n"
+        '        details = "failed to connect to all addresses"\n\n'
+    )
+    result = triage_against_notes(notes, log)
+    assert not result.matches or not result.matches[0].title.startswith("Harmless: FSDP"), [
+        (m.title, m.score) for m in result.matches
+    ]
+
+
 def test_an_entry_the_last_lines_match_is_not_held_against_the_weak_roots_type(db):
     # fresh7-long's pattern: a report with no exception type (PyTorch on a Mac) ends a job log whose
     # only Python warning is a worker's start-up FutureWarning. That warning had been the root, and its
