@@ -95,9 +95,10 @@ TB_HEAD_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*(?P<rest>.*
 CHAIN_CAUSE_RE = re.compile(r"^\s*The above exception was the direct cause of the following exception")
 CHAIN_DURING_RE = re.compile(r"^\s*During handling of the above exception, another exception occurred")
 RAY_SECTION_RE = re.compile(r"^\s*ray::[\w.]+\(\)")
+# A class private to its module keeps its underscore (grpc._channel._InactiveRpcError, torch._C._LinAlgError).
 EXC_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Za-z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Died)|Exception|KeyboardInterrupt|StopIteration)"
+    r"(?:_?[A-Za-z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Died)|Exception|KeyboardInterrupt|StopIteration)"
     # any class from a module named errors/exceptions (triton.runtime.errors.OutOfResources)
     r"|(?:[A-Za-z_]\w*\.)*(?:errors|exceptions)\.[A-Z]\w*)"
     r"(?:\((?P<inner>[\w.]+)\))?"
@@ -115,7 +116,7 @@ EXC_REPR_RE = re.compile(
 # dumps print the same shape (util.NativeCodeLoader: …, env.CUDA_VISIBLE_DEVICES: …), so it is read
 # only where an exception must be (under a traceback's frames), or as a weak root of its own line.
 MODULE_EXC_RE = re.compile(
-    r"^(?P<type>(?:[a-z_]\w*\.)+[A-Z][a-z]\w*)(?:\((?P<inner>[\w.]+)\))?(?P<colon>:)\s*(?P<msg>\S.*)$"
+    r"^(?P<type>(?:[a-z_]\w*\.)+_?[A-Z][a-z]\w*)(?:\((?P<inner>[\w.]+)\))?(?P<colon>:)\s*(?P<msg>\S.*)$"
 )
 # A warning whose `path.py:362: ` a narrow terminal or a paste put on the line above.
 WRAPPED_WARNING_RE = re.compile(r"^(?P<type>[A-Z]\w{0,40}Warning): (?P<msg>\S.*)$")

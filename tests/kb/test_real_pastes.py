@@ -1633,3 +1633,24 @@ def test_pytorchs_rocm_hint_sentences_are_no_part_of_what_failed():
     )
     assert "asynchronously" not in sig.message and "serialize" not in sig.message.lower()
     assert "dsa" not in sig.message.lower()
+
+
+def test_a_private_exception_class_is_read_as_the_exception():
+    # gRPC raises classes whose names start with an underscore (grpc/grpc#11896, ray-project/ray#21440).
+    # The frames below lost their indent in the paste, so only the exception's name tells the code from the error.
+    sig, _ = signature_from_text(
+        "Traceback (most recent call last):\n"
+        'File "./greeter_client.py", line 28, in run\n'
+        "response = stub.SayHello(helloworld_pb2.HelloRequest(name='you'))\n"
+        'File "...python2.7/site-packages/grpc/_channel.py", line 440, in _end_unary_response_blocking\n'
+        "raise _Rendezvous(state, None, None, deadline)\n"
+        "grpc._channel._Rendezvous: <_Rendezvous of RPC that terminated with (StatusCode.UNAVAILABLE, "
+        "Endpoint read failed)>\n"
+    )
+    assert sig.exc_type == "_Rendezvous" and "Endpoint read failed" in sig.message
+    sig, _ = signature_from_text(
+        "grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:\n"
+        "        status = StatusCode.RESOURCE_EXHAUSTED\n"
+        '        details = "Received message larger than max (218771147 vs. 104857600)"\n'
+    )
+    assert sig.exc_type == "_InactiveRpcError" and "RESOURCE_EXHAUSTED" in sig.message
