@@ -9,6 +9,13 @@ ranker's weights, its match threshold and its "possibly related" floor are fitte
 folds only — and the training rows that compare a query with an entry of a held-out problem are
 dropped, so a problem's reports and its entry never sit on both sides. The held-out fold is then
 ranked and decided with what was fitted without it. Every figure printed comes from that.
+
+The match threshold is chosen for dev and train's mix of queries (about 9% failures nobody
+documented), on their out-of-fold answer confidences together with every gathered set's queries
+(bench/data/fresh*, problems dev and train do not have; never judged here), the gathered sets'
+undocumented failures weighted down to that share (`fit_all`'s `threshold_tables`). Dev and train
+alone hold 36 undocumented failures, and one of them read differently had moved the threshold by a
+few hundredths. `--threshold-alone` chooses it on dev and train alone, as before.
 """
 
 from __future__ import annotations
@@ -138,19 +145,25 @@ def top(t: QueryTable, s: np.ndarray) -> tuple[bool, float, int | None]:
     return bool(t.y[order[0]]), float(s[order[0]]), (right[0] if right else None)
 
 
-def choose_threshold(rows: list[tuple[bool, float, bool]]) -> float:
+def choose_threshold(rows: list[tuple[bool, float, bool]], share: float | None = None) -> float:
     """The threshold that answers most queries right: a known query by a match on the right
     entry, an unknown one by not claiming a match; an unknown query counts UNKNOWN_WEIGHT times
-    (a wrong fix presented as the answer costs more than none). Midpoint of the widest best
-    interval."""
+    (a wrong fix presented as the answer costs more than none). With `share`, the unknown rows are
+    weighted so that they make up that share of the whole (as if the rows held it). Midpoint of
+    the widest best interval."""
+    n_known = sum(1 for r in rows if r[2])
+    n_unknown = len(rows) - n_known
+    weight = UNKNOWN_WEIGHT
+    if share is not None and n_known and n_unknown:
+        weight *= share / (1 - share) * n_known / n_unknown
     cands = sorted({0.0, 1.0, *(p for _, p, _ in rows)})
     best, best_iv = -1.0, (0.0, 1.0)
     for lo, hi in itertools.pairwise(cands):
         t = (lo + hi) / 2
-        right = sum(1 for ok, p, known in rows if p >= t and ok and known) + UNKNOWN_WEIGHT * sum(
+        right = sum(1 for ok, p, known in rows if p >= t and ok and known) + weight * sum(
             1 for _, p, known in rows if p < t and not known
         )
-        if right > best or (right == best and hi - lo > best_iv[1] - best_iv[0]):
+        if right > best + 1e-9 or (abs(right - best) <= 1e-9 and hi - lo > best_iv[1] - best_iv[0]):
             best, best_iv = right, (lo, hi)
     return (best_iv[0] + best_iv[1]) / 2
 
@@ -163,11 +176,23 @@ def choose_floor(right_scores: list[float], n_known: int) -> float:
     return ordered[allowed] * 0.999 if len(ordered) > allowed else 0.0
 
 
-def fit_all(tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c: float, folds: int) -> Fitted:
+def fit_all(
+    tables: Sequence[QueryTable],
+    held_out: set[str],
+    cols: list[int],
+    c: float,
+    folds: int,
+    threshold_tables: Sequence[QueryTable] = (),
+) -> Fitted:
     """1. Candidate weights on all `tables` (the reports-against-reports ones included).
     2. Out-of-fold candidate scores of the judged tables (inner grouped CV).
     3. The answer model on those scores: is the first candidate the fix?
-    4. Its threshold (most answered right) and the candidates' floor, on the same scores."""
+    4. Its threshold (most answered right) and the candidates' floor, on the same scores.
+    `threshold_tables` (queries of other problems than any in `tables`: the gathered sets) add
+    their answer confidences under the fitted models to the threshold's choice, their undocumented
+    failures weighted so that the whole holds the judged tables' own share of them: hundreds of
+    rows where the judged tables have a few dozen undocumented ones, so that one query read
+    differently no longer moves the threshold, for the mix of queries it was chosen for."""
     coef, bias = fit_weights(tables, held_out, cols, c)
     judged = [t for t in tables if not t.train_only]
     extra = [t for t in tables if t.train_only]
@@ -182,7 +207,21 @@ def fit_all(tables: Sequence[QueryTable], held_out: set[str], cols: list[int], c
     # A lead must score above a candidate that shares nothing with the paste (the bias alone, or
     # less with a negative margin): at or below that, a score is noise, whatever the right entries' spread.
     floor = max(choose_floor(right_scores, n_known), NO_EVIDENCE_MARGIN * float(1 / (1 + np.exp(-bias))))
-    return Fitted(coef, bias, choose_threshold(rows), floor, acoef, abias)
+    share = None
+    if threshold_tables:
+        share = (len(rows) - sum(1 for r in rows if r[2])) / max(1, len(rows))
+        rows += [confidence_row(t, coef, bias, cols, acoef, abias) for t in threshold_tables]
+    return Fitted(coef, bias, choose_threshold(rows, share), floor, acoef, abias)
+
+
+def confidence_row(
+    t: QueryTable, coef: np.ndarray, bias: float, cols: list[int], acoef: np.ndarray, abias: float
+) -> tuple[bool, float, bool]:
+    """(first candidate right, the answer model's confidence in it, known), read as the judged
+    tables' out-of-fold rows are."""
+    s = scores(t, coef, bias, cols)
+    ok, _, _ = top(t, s)
+    return ok, answer_probability(answer_row(t, s), acoef, abias), t.known
 
 
 def inner_oof(
@@ -245,19 +284,31 @@ def grouped_cv(
     folds: int,
     fold_feature: FoldFeature | None = None,
     repeats: int = 1,
+    threshold_tables: Sequence[QueryTable] = (),
 ) -> list[Outcome]:
     """Every query's outcome when its problem was held out, once per repeat. With `repeats` > 1
     each repeat deals the problems into folds at random (seeds 0, 1, ...), and the outcomes of
     all repeats are returned together, so every rate computed from them is the mean over repeats:
-    on 112 problems one split alone moves answered-right by about ±0.007."""
+    on 112 problems one split alone moves answered-right by about ±0.007. `threshold_tables`
+    (other problems' queries, never judged) join each fold's choice of threshold (`fit_all`)."""
+    if fold_feature is not None and threshold_tables:
+        raise ValueError("a fold feature adds columns the threshold tables do not have")
     out: list[Outcome] = []
     for seed in range(repeats):
-        out.extend(_grouped_cv_once(tables, cols, c, folds, fold_feature, seed if repeats > 1 else None))
+        out.extend(
+            _grouped_cv_once(tables, cols, c, folds, fold_feature, seed if repeats > 1 else None, threshold_tables)
+        )
     return out
 
 
 def _grouped_cv_once(
-    tables: list[QueryTable], cols: list[int], c: float, folds: int, fold_feature: FoldFeature | None, seed: int | None
+    tables: list[QueryTable],
+    cols: list[int],
+    c: float,
+    folds: int,
+    fold_feature: FoldFeature | None,
+    seed: int | None,
+    threshold_tables: Sequence[QueryTable] = (),
 ) -> list[Outcome]:
     judged = [i for i, t in enumerate(tables) if not t.train_only]
     extra = [i for i, t in enumerate(tables) if t.train_only]
@@ -271,7 +322,7 @@ def _grouped_cv_once(
             fold_tables, more = fold_feature(tables, held)
             fold_cols = cols + more
         train = [fold_tables[judged[i]] for i in tr] + [fold_tables[i] for i in extra]
-        fitted = fit_all(train, held, fold_cols, c, folds - 1)
+        fitted = fit_all(train, held, fold_cols, c, folds - 1, threshold_tables)
         out.extend(
             decide(fold_tables[judged[i]], scores(fold_tables[judged[i]], fitted.coef, fitted.bias, fold_cols), fitted)
             for i in te
@@ -369,9 +420,18 @@ def print_misses(outs: Sequence[Outcome]) -> None:
         print(f"  miss {set_name:10s} {qid:60s} verdict={o.verdict:8s} rank={o.rank} (x{len(wrong)})")
 
 
-def ablate(tables: list[QueryTable], cols: list[int], c: float, folds: int, base: float, repeats: int) -> None:
+def ablate(
+    tables: list[QueryTable],
+    cols: list[int],
+    c: float,
+    folds: int,
+    base: float,
+    repeats: int,
+    threshold_tables: Sequence[QueryTable] = (),
+) -> None:
     """The CV figure without each feature of the model, with each computed feature it leaves out,
     then without the family-conflict rule."""
+    extra = threshold_tables
 
     def line(what: str, r: dict[str, float]) -> str:
         return (
@@ -381,24 +441,44 @@ def ablate(tables: list[QueryTable], cols: list[int], c: float, folds: int, base
 
     for f in [FEATURES[i] for i in cols]:
         without = [i for i in cols if FEATURES[i] != f]
-        print(line(f"without {f}", report("all", grouped_cv(tables, without, c, folds, repeats=repeats))))
+        print(
+            line(
+                f"without {f}",
+                report("all", grouped_cv(tables, without, c, folds, repeats=repeats, threshold_tables=extra)),
+            )
+        )
     for i in [i for i in range(len(FEATURES)) if i not in cols]:
         print(
             line(
-                f"with {FEATURES[i]}", report("all", grouped_cv(tables, sorted([*cols, i]), c, folds, repeats=repeats))
+                f"with {FEATURES[i]}",
+                report(
+                    "all", grouped_cv(tables, sorted([*cols, i]), c, folds, repeats=repeats, threshold_tables=extra)
+                ),
             )
         )
-    saved = [t.factor for t in tables]
-    for t in tables:
+    saved = [t.factor for t in [*tables, *extra]]
+    for t in [*tables, *extra]:
         t.factor = np.ones_like(t.factor)
-    print(line("without the family rule", report("all", grouped_cv(tables, cols, c, folds, repeats=repeats))))
-    for t, factor in zip(tables, saved, strict=True):
+    print(
+        line(
+            "without the family rule",
+            report("all", grouped_cv(tables, cols, c, folds, repeats=repeats, threshold_tables=extra)),
+        )
+    )
+    for t, factor in zip([*tables, *extra], saved, strict=True):
         t.factor = factor
 
 
-def write_weights(path: Path, tables: list[QueryTable], cols: list[int], c: float, folds: int) -> None:
+def write_weights(
+    path: Path,
+    tables: list[QueryTable],
+    cols: list[int],
+    c: float,
+    folds: int,
+    threshold_tables: Sequence[QueryTable] = (),
+) -> None:
     """Fit on every query and write the shipped weights, threshold and floor."""
-    fitted = fit_all(tables, set(), cols, c, folds)
+    fitted = fit_all(tables, set(), cols, c, folds, threshold_tables)
     data = {
         "weights": {FEATURES[i]: round(float(w), 4) for i, w in zip(cols, fitted.coef, strict=True)},
         "bias": round(fitted.bias, 4),
@@ -410,6 +490,7 @@ def write_weights(path: Path, tables: list[QueryTable], cols: list[int], c: floa
             "fitted_by": "bench/grouped_cv.py --write",
             "queries": len(tables),
             "problems": len({t.problem for t in tables}),
+            "threshold_queries": len(tables) + len(threshold_tables),
             "C": c,
         },
     }
@@ -464,6 +545,11 @@ def parse_args() -> argparse.Namespace:
         help="the gathered sets as training rows of the candidate model only (judged: dev and train)",
     )
     ap.add_argument(
+        "--threshold-alone",
+        action="store_true",
+        help="choose the threshold on dev and train alone (not with the gathered sets' queries)",
+    )
+    ap.add_argument(
         "--pairs",
         action="store_true",
         help="also train the candidate model on reports asked against reports (never judged on them)",
@@ -508,7 +594,13 @@ def main() -> None:
     try:
         from triage.ranking import WEIGHTS_PATH
 
-        tables = load_tables(args.cache, COLUMNS, args.pack, args.pairs, args.fresh or args.fresh_train)
+        # Judged on dev and train alone, the gathered sets' queries still join the threshold's choice.
+        gathered_rows = not (args.fresh or args.fresh_train or args.threshold_alone)
+        tables = load_tables(
+            args.cache, COLUMNS, args.pack, args.pairs, args.fresh or args.fresh_train or gathered_rows
+        )
+        threshold_tables = [t for t in tables if gathered_rows and t.set_name.removesuffix("-long") in GATHERED]
+        tables = [t for t in tables if not (gathered_rows and t.set_name.removesuffix("-long") in GATHERED)]
         if args.fresh_train:
             for t in tables:
                 t.train_only = t.train_only or t.set_name.removesuffix("-long") in GATHERED
@@ -521,12 +613,18 @@ def main() -> None:
                 raise SystemExit("--answer-add is an experiment; triage reads only ANSWER_FEATURES: no --write")
             answer_features_extend(args.answer_add)
         cols = [i for i, f in enumerate(FEATURES) if (f in MODEL_FEATURES or f in args.add) and f not in args.drop]
-        outs = grouped_cv(tables, cols, args.C, args.folds, repeats=args.repeats)
+        outs = grouped_cv(tables, cols, args.C, args.folds, repeats=args.repeats, threshold_tables=threshold_tables)
+        if threshold_tables:
+            print(
+                f"the threshold is also chosen on {len(threshold_tables)} queries of the gathered sets (never judged)"
+            )
         print_figures(tables, outs, args)
         if args.ablate:
-            ablate(tables, cols, args.C, args.folds, report("all", outs)["answered_right"], args.repeats)
+            ablate(
+                tables, cols, args.C, args.folds, report("all", outs)["answered_right"], args.repeats, threshold_tables
+            )
         if args.write:
-            write_weights(WEIGHTS_PATH, tables, cols, args.C, args.folds)
+            write_weights(WEIGHTS_PATH, tables, cols, args.C, args.folds, threshold_tables)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/threshold_share.py --share 0.15 [--cache FILE] [--judge-share 0.15]
 
-The shipped threshold is the one that answers most of dev + train right (their out-of-fold answer
-confidences, as `make fit-ranker` chooses it), where 9% of the queries are failures nobody
+The threshold here called shipped is the one that answers most of dev + train right on their own
+out-of-fold answer confidences (as `make fit-ranker` chose it before it took the gathered sets'
+queries into the choice, `bench/grouped_cv.py`), where 9% of the queries are failures nobody
 documented. The gathered sets (bench/data/fresh*) hold about 32%. This leaves one gathered set out
 at a time: both models are fitted on dev + train as shipped, and the threshold is chosen on dev +
 train's out-of-fold rows plus the other gathered sets' rows, the undocumented ones weighted so that
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import itertools
 import pickle
 import shutil
 from pathlib import Path
@@ -32,6 +32,7 @@ from grouped_cv import (
     Outcome,
     answer_probability,
     answer_row,
+    choose_threshold,
     commit,
     decide,
     fit_all,
@@ -79,20 +80,6 @@ def confidence_rows(tables: list[QueryTable], fitted: Fitted, cols: list[int]) -
     return rows
 
 
-def threshold_for_share(rows: list[Row], share: float) -> float:
-    """The threshold answering most right when undocumented rows count as `share` of all."""
-    n_known = sum(1 for r in rows if r[2])
-    weight = share / (1 - share) * n_known / max(1, len(rows) - n_known)
-    best, interval = -1.0, (0.0, 1.0)
-    for lo, hi in itertools.pairwise(sorted({0.0, 1.0, *(p for _, p, _ in rows)})):
-        t = (lo + hi) / 2
-        right = sum(1 for ok, p, known in rows if known and ok and p >= t)
-        right += weight * sum(1 for _, p, known in rows if not known and p < t)
-        if right > best + 1e-9 or (abs(right - best) <= 1e-9 and hi - lo > interval[1] - interval[0]):
-            best, interval = right, (lo, hi)
-    return (interval[0] + interval[1]) / 2
-
-
 def rates(outs: list[Outcome]) -> tuple[int, int, int, int]:
     """(known answered right, known, undocumented not answered `match`, undocumented)."""
     known = [o for o in outs if o.table.known]
@@ -134,7 +121,7 @@ def main() -> None:
         )
         for name, tables in sets.items():
             others = [t for other, ts in sets.items() if other != name for t in ts]
-            chosen = threshold_for_share(shared_rows + confidence_rows(others, fitted, cols), args.share)
+            chosen = choose_threshold(shared_rows + confidence_rows(others, fitted, cols), args.share)
             line = [f"{name}: threshold {chosen:.3f}"]
             for label, f in (("shipped", fitted), ("chosen", dataclasses.replace(fitted, threshold=chosen))):
                 counts = rates([decide(t, scores(t, f.coef, f.bias, cols), f) for t in tables])

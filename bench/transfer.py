@@ -13,7 +13,9 @@ dev's queries, from problems gathered in another wave, are judged twice:
 With `--fresh [NAME]`, a set of problems gathered after the last fit (bench/data/NAME, default
 `fresh`; bench/fresh_build.py) is judged instead, against the largest knowledge base (its corpus,
 the earlier gathered sets', train's and dev's corpora and the samples), by
-models fitted as `make fit-ranker` fits the shipped ones: on dev, dev-long, train and train-long.
+models fitted as `make fit-ranker` fits the shipped ones: on dev, dev-long, train and train-long, with
+the threshold chosen on those and on every other gathered set's queries (never on NAME's own;
+`--threshold-alone`: on the four alone).
 `--cache FILE` keeps the collected tables (FILE and FILE.transfer or FILE.NAME) for the next run.
 `--answer-add F` (an experiment, as in bench/grouped_cv.py) has the answer model read the first
 candidate's feature F as well.
@@ -75,6 +77,11 @@ def main() -> None:
         action="store_true",
         help="with --fresh: the other gathered sets as training rows of the candidate model too (as shipped)",
     )
+    ap.add_argument(
+        "--threshold-alone",
+        action="store_true",
+        help="with --fresh: the threshold chosen on the shared sets alone, not with the other gathered sets",
+    )
     ap.add_argument("--show", action="store_true", help="list the queries answered wrong")
     ap.add_argument("--cache", help="pickle of collected tables: read if it exists, else written")
     ap.add_argument("--folds", type=int, default=5, help="inner grouped folds of the threshold's fit")
@@ -104,13 +111,23 @@ def main() -> None:
                 tables += rows
             fitted_on = (*fitted_on, *others, *(f"{g}-long" for g in others))
         cols = [i for i, f in enumerate(FEATURES) if f in MODEL_FEATURES]
-        fitted = fit_all([t for t in tables if t.set_name in fitted_on], set(), cols, 1.0, args.folds)
+        threshold_tables = (
+            [t for g in GATHERED if g != args.fresh and g in RUNS for t in transfer_tables(args.cache, g, g)]
+            if args.fresh and not args.threshold_alone
+            else []
+        )
+        fitted = fit_all([t for t in tables if t.set_name in fitted_on], set(), cols, 1.0, args.folds, threshold_tables)
         outs = [decide(t, scores(t, fitted.coef, fitted.bias, cols), fitted) for t in tables if t.set_name in judged]
         shared = [s for s in fitted_on if s.removesuffix("-long") not in GATHERED]
         also = len(fitted_on) - len(shared)
         print(
             f"fitted on {' + '.join(shared)}"
             + (f" (and {also // 2} other gathered sets, short and long, as candidate-model rows)" if also else "")
+            + (
+                f", threshold also on {len(threshold_tables)} queries of the other gathered sets"
+                if threshold_tables
+                else ""
+            )
             + f", judged on {' + '.join(judged)}, commit {commit()}"
         )
         rows = [report(s, [o for o in outs if o.table.set_name == s]) for s in judged] + [report("all", outs)]
