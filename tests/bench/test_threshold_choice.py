@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from grouped_cv import choose_threshold  # noqa: E402
+from grouped_cv import choose_threshold
 
 
 def rows(known_right: list[float], unknown: list[float]) -> list[tuple[bool, float, bool]]:
