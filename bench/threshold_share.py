@@ -22,24 +22,22 @@ import pickle
 import shutil
 from pathlib import Path
 
-import numpy as np
 from _django import setup_throwaway
 from benchsets import GATHERED, QueryTable, collect
 from grouped_cv import (
     COLUMNS,
     FEATURES,
-    Fitted,
     Outcome,
     answer_probability,
     answer_row,
     choose_threshold,
     commit,
+    confidence_row,
     decide,
     fit_all,
     inner_oof,
     load_tables,
     scores,
-    top,
 )
 
 from triage.ranking import MODEL_FEATURES
@@ -63,21 +61,6 @@ def gathered_tables(cache: str | None) -> dict[str, list[QueryTable]]:
                 with open(path, "wb") as fh:
                     pickle.dump(out[name], fh)
     return out
-
-
-def confidence_rows(tables: list[QueryTable], fitted: Fitted, cols: list[int]) -> list[Row]:
-    """The answer model's confidence in each query's first candidate, as triage computes it."""
-    rows = []
-    for t in tables:
-        s = scores(t, fitted.coef, fitted.bias, cols)
-        ok, _, _ = top(t, s)
-        p = answer_probability(answer_row(t, s), fitted.answer_coef, fitted.answer_bias)
-        if len(s) and t.factor[int(np.argmax(s))] < 1:
-            p = 0.0
-        if t.too_little:
-            p = min(p, fitted.threshold * 0.99)
-        rows.append((ok, p, t.known))
-    return rows
 
 
 def rates(outs: list[Outcome]) -> tuple[int, int, int, int]:
@@ -121,7 +104,14 @@ def main() -> None:
         )
         for name, tables in sets.items():
             others = [t for other, ts in sets.items() if other != name for t in ts]
-            chosen = choose_threshold(shared_rows + confidence_rows(others, fitted, cols), args.share)
+            chosen = choose_threshold(
+                shared_rows
+                + [
+                    confidence_row(t, fitted.coef, fitted.bias, cols, fitted.answer_coef, fitted.answer_bias)
+                    for t in others
+                ],
+                args.share,
+            )
             line = [f"{name}: threshold {chosen:.3f}"]
             for label, f in (("shipped", fitted), ("chosen", dataclasses.replace(fitted, threshold=chosen))):
                 counts = rates([decide(t, scores(t, f.coef, f.bias, cols), f) for t in tables])
