@@ -69,6 +69,7 @@ GATHERED = (
     "fresh39",
     "fresh40",
     "fresh41",
+    "fresh42",
 )
 
 RUNS: dict[str, tuple[list[Path], list[Path], list[tuple[str, Path]]]] = {
