@@ -42,8 +42,9 @@ def starts_traceback(scan: ScanState, i: int) -> bool:
     exc = match_exception(t)
     if exc and exc.group("inner") and _frames_follow(scan, i + 1):
         return True
-    # A paste that starts mid-traceback: indented code lines, then a frame.
-    if t.startswith("  ") and t.strip():
+    # A paste that starts mid-traceback: indented code lines, then a frame. An indented exception
+    # line is not code: it is read on its own (a report that states the error above its frames).
+    if t.startswith("  ") and t.strip() and not _stated_exception(t):
         j = i + 1
         while j < len(scan.logical) and j <= i + 3:
             nt = scan.text(j)
@@ -103,6 +104,13 @@ def read_traceback(scan: ScanState, start: int, relation: str) -> int:
             return finish_exception(scan, start, i, exc, frames, wrappers, relation)
         if TB_HEAD_RE.match(t) or CHAIN_CAUSE_RE.match(t) or CHAIN_DURING_RE.match(t):
             break
+        if frames and _stated_exception(t) and not _frames_follow(scan, i + 1):
+            # An exception line indented like a source line (frames that lost their indent in the
+            # paste, a traceback quoted inside another tool's output): no frame follows, so it is
+            # where the traceback ends, not code under a frame.
+            return finish_exception(
+                scan, start, i, match_exception(t.strip(), module_named=True), frames, wrappers, relation
+            )
         if t.startswith(" ") or i == last_frame_idx + 1:
             # source line under a frame
             i += 1
@@ -132,10 +140,14 @@ def _finish_cut(
         # logger.exception()'s shape: the program's own error line, then the traceback. Cut
         # before its exception line, the traceback's failure is what that line says.
         logged = scan.blocks.pop()
+        stated = match_exception(logged.message, module_named=True) if _stated_exception(logged.message) else None
         scan.blocks.append(
             replace(
                 logged,
                 kind="traceback",
+                # an error line that states the exception (`Type: message`, indented as code) names it
+                exc_type=stated.group("type") if stated else logged.exc_type,
+                message=stated.group("msg").strip() if stated else logged.message,
                 frames=tuple(frames),
                 line_end=scan.end_lineno(end),
                 wrappers=tuple(wrappers),
@@ -275,6 +287,12 @@ def _finish_untyped(
     exc_type, message = (named.group("type"), named.group("msg")) if named else ("", message)
     add_exception(scan, start, end, exc_type, message, frames, wrappers, relation, is_symptom(scan.text(i)))
     return end
+
+
+def _stated_exception(text: str) -> bool:
+    """Whether a line states an exception with its message (`Type: message`): never a line of code."""
+    exc = match_exception(text.strip(), module_named=True)
+    return bool(exc and exc.group("colon") and exc.group("msg"))
 
 
 def _frames_follow(scan: ScanState, i: int) -> bool:

@@ -41,7 +41,7 @@ ENTRY_READING = (
     "comfyui-marker;hub-request-id;hip-errors;raise-glued;os-error-line;wrapped-next-line;quoted-error;"
     "telling-not-traceback;prose-quote-string;cli-error-line;setuptools-command-failed;bare-fatal-error;pip-wrapper-code;debugger-note;"
     "argparse-evidence;program-error-line;errno-line;double-quoted-error;warning-source-rescan;abort-and-note-weak;"
-    "empty-quote-line;program-warning-line;cmake-message;warning-sign;bare-date-time;header-only-traceback;code-only-error;validation-field-line;error-mapping;private-exception-class"
+    "empty-quote-line;program-warning-line;cmake-message;warning-sign;bare-date-time;header-only-traceback;code-only-error;validation-field-line;error-mapping;private-exception-class;exception-indented-as-code"
 )
 
 

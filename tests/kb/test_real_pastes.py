@@ -1654,3 +1654,32 @@ def test_a_private_exception_class_is_read_as_the_exception():
         '        details = "Received message larger than max (218771147 vs. 104857600)"\n'
     )
     assert sig.exc_type == "_InactiveRpcError" and "RESOURCE_EXHAUSTED" in sig.message
+
+
+def test_an_exception_line_indented_like_code_ends_its_traceback():
+    # The frames lost their indent and the exception line kept some (verl's model merger, a later
+    # report; datasets' train_test_split): no frame follows it, so it is the error, not a source line.
+    sig, _ = signature_from_text(
+        'File "verl/model_merger/fsdp_model_merger.py", line 202, in _load_and_merge_state_dicts\n'
+        "      state_dict[key] = torch.cat(state_dict[key], dim=0)\n"
+        "  RuntimeError: zero-dimensional tensor (at position 0) cannot be concatenated\n"
+    )
+    assert sig.exc_type == "RuntimeError" and "zero-dimensional tensor" in sig.message
+    sig, _ = signature_from_text(
+        'File " lib/python3.12/site-packages/datasets/arrow_dataset.py", line 4596, in train_test_split\n'
+        "  raise ValueError(\n"
+        "   ValueError: test_size=1.0 should be either positive and smaller than the number of samples 330000 "
+        "or a float in the (0, 1) range\n"
+    )
+    assert sig.exc_type == "ValueError" and sig.message.startswith("test_size=")
+
+
+def test_an_exception_stated_above_its_frames_names_them():
+    # huggingface/transformers (5.x tied weights): the user put the error first, then the one frame,
+    # both indented as a markdown code block under a line of prose.
+    sig, _ = signature_from_text(
+        "Error on trainer startup:\n\n"
+        "    AttributeError: 'list' object has no attribute 'keys'\n"
+        '    File "transformers/modeling_utils.py", line 2489, in get_expanded_tied_weights_keys\n'
+    )
+    assert sig.exc_type == "AttributeError" and sig.message == "'list' object has no attribute 'keys'"
