@@ -200,10 +200,13 @@ def fit_all(
     oof = inner_oof(judged, extra, held_out, cols, c, folds)
     A = np.array([answer_row(t, s) for t, s, _ in oof])
     labels = np.array([1.0 if t.known and ok else 0.0 for t, _, (ok, _, _) in oof])
+    weights = np.ones(len(labels))
     if threshold_tables:
         # The gathered sets' queries, scored by the candidate model fitted above (other problems
         # than its own), are rows of the answer model too: thousands where the out-of-fold rows are
         # a few hundred, enough for it to weigh the first candidate's own evidence beside its score.
+        # The two weigh the same in all, so that the gathered sets' mix of reports does not outweigh
+        # the judged tables' own (README, "Measured": unweighted, dev + train lose answers).
         more = [
             (answer_row(t, s), top(t, s)[0] and t.known)
             for t in threshold_tables
@@ -211,7 +214,8 @@ def fit_all(
         ]
         A = np.vstack([A, np.array([r for r, _ in more])])
         labels = np.concatenate([labels, np.array([1.0 if ok else 0.0 for _, ok in more])])
-    answer = LogisticRegression(C=c, max_iter=5000).fit(A, labels)
+        weights = np.concatenate([np.full(len(oof), len(more) / max(1, len(oof))), np.ones(len(more))])
+    answer = LogisticRegression(C=c, max_iter=5000).fit(A, labels, sample_weight=weights)
     acoef, abias = answer.coef_[0], float(answer.intercept_[0])
     rows = [
         (ok, answer_probability(a, acoef, abias), t.known)
