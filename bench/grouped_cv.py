@@ -189,7 +189,6 @@ def fit_all(
     3. The answer model on those scores: is the first candidate the fix?
     4. Its threshold (most answered right) and the candidates' floor, on the same scores.
     `threshold_tables` (queries of other problems than any in `tables`: the gathered sets) add
-    their rows to the answer model's fit, scored by the candidate model of step 1, and
     their answer confidences under the fitted models to the threshold's choice, their undocumented
     failures weighted so that the whole holds the judged tables' own share of them: hundreds of
     rows where the judged tables have a few dozen undocumented ones, so that one query read
@@ -200,27 +199,9 @@ def fit_all(
     oof = inner_oof(judged, extra, held_out, cols, c, folds)
     A = np.array([answer_row(t, s) for t, s, _ in oof])
     labels = np.array([1.0 if t.known and ok else 0.0 for t, _, (ok, _, _) in oof])
-    weights = np.ones(len(labels))
-    if threshold_tables:
-        # The gathered sets' queries, scored by the candidate model fitted above (other problems
-        # than its own), are rows of the answer model too: thousands where the out-of-fold rows are
-        # a few hundred, enough for it to weigh the first candidate's own evidence beside its score.
-        # The two weigh the same in all, so that the gathered sets' mix of reports does not outweigh
-        # the judged tables' own (README, "Measured": unweighted, dev + train lose answers).
-        more = [
-            (answer_row(t, s), top(t, s)[0] and t.known)
-            for t in threshold_tables
-            for s in [scores(t, coef, bias, cols)]
-        ]
-        A = np.vstack([A, np.array([r for r, _ in more])])
-        labels = np.concatenate([labels, np.array([1.0 if ok else 0.0 for _, ok in more])])
-        weights = np.concatenate([np.full(len(oof), len(more) / max(1, len(oof))), np.ones(len(more))])
-    answer = LogisticRegression(C=c, max_iter=5000).fit(A, labels, sample_weight=weights)
+    answer = LogisticRegression(C=c, max_iter=2000).fit(A, labels)
     acoef, abias = answer.coef_[0], float(answer.intercept_[0])
-    rows = [
-        (ok, answer_probability(a, acoef, abias), t.known)
-        for a, (t, _, (ok, _, _)) in zip(A[: len(oof)], oof, strict=True)
-    ]
+    rows = [(ok, answer_probability(a, acoef, abias), t.known) for a, (t, _, (ok, _, _)) in zip(A, oof, strict=True)]
     right_scores = [p_right for t, _, (_, _, p_right) in oof if t.known and p_right is not None]
     n_known = sum(1 for t in judged if t.known)
     # A lead must score above a candidate that shares nothing with the paste (the bias alone, or

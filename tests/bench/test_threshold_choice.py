@@ -7,11 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-import numpy as np
-from benchsets import QueryTable
-from grouped_cv import COLUMNS, choose_threshold, fit_all
-
-from triage.ranking import ANSWER_FEATURES, FEATURES, MODEL_FEATURES
+from grouped_cv import choose_threshold
 
 
 def rows(known_right: list[float], unknown: list[float]) -> list[tuple[bool, float, bool]]:
@@ -38,38 +34,3 @@ def test_many_undocumented_rows_count_only_as_the_share_they_are_chosen_for():
     assert choose_threshold(more, share=2 / 12) < 0.40
     # A share the rows already hold weighs nothing differently.
     assert choose_threshold(first, share=2 / 12) == choose_threshold(first)
-
-
-def table(name: str, problem: str, known: bool, msg_cos: float, coverage: float) -> QueryTable:
-    """A query with two candidates: the first scored on `coverage` (the right entry when `known`),
-    the second a weak one; the first candidate's message similarity is `msg_cos`."""
-    x = np.zeros((2, len(COLUMNS)))
-    x[0, COLUMNS.index("coverage")] = coverage
-    x[0, COLUMNS.index("msg_cos")] = msg_cos
-    x[1, COLUMNS.index("coverage")] = 0.1
-    return QueryTable(
-        set_name=name,
-        qid=f"{problem}#1",
-        problem=problem,
-        known=known,
-        entry_ids=np.array([1, 2]),
-        entry_problems=[frozenset({problem}) if known else frozenset({"other"}), frozenset({"another"})],
-        X=x,
-        y=np.array([1.0 if known else 0.0, 0.0]),
-        factor=np.ones(2),
-        latency_ms=1.0,
-    )
-
-
-def test_the_gathered_sets_rows_teach_the_answer_model_the_first_candidates_evidence():
-    # In the judged rows the message similarity says nothing (0.5 everywhere); in the gathered sets'
-    # rows it is what tells a known report (0.9) from an undocumented failure whose first candidate
-    # scores just as high (0.1). Only with those rows does the answer model weigh it.
-    rng = np.random.default_rng(0)
-    judged = [table("train", f"p{i}", i % 5 != 0, 0.5, float(rng.uniform(0.5, 0.9))) for i in range(40)]
-    gathered = [table("fresh", f"g{i}", i % 3 != 0, 0.9 if i % 3 else 0.1, 0.7) for i in range(300)]
-    cols = [FEATURES.index(f) for f in MODEL_FEATURES]
-    alone = fit_all(judged, set(), cols, 1.0, 5)
-    with_rows = fit_all(judged, set(), cols, 1.0, 5, gathered)
-    k = ANSWER_FEATURES.index("msg_cos")
-    assert abs(alone.answer_coef[k]) < 0.5 < with_rows.answer_coef[k]
