@@ -104,13 +104,12 @@ def read_traceback(scan: ScanState, start: int, relation: str) -> int:
             return finish_exception(scan, start, i, exc, frames, wrappers, relation)
         if TB_HEAD_RE.match(t) or CHAIN_CAUSE_RE.match(t) or CHAIN_DURING_RE.match(t):
             break
-        if frames and _stated_exception(t) and not _frames_follow(scan, i + 1):
+        stated = _stated_exception(t) if frames else None
+        if stated and not _frames_follow(scan, i + 1):
             # An exception line indented like a source line (frames that lost their indent in the
             # paste, a traceback quoted inside another tool's output): no frame follows, so it is
             # where the traceback ends, not code under a frame.
-            return finish_exception(
-                scan, start, i, match_exception(t.strip(), module_named=True), frames, wrappers, relation
-            )
+            return finish_exception(scan, start, i, stated, frames, wrappers, relation)
         if t.startswith(" ") or i == last_frame_idx + 1:
             # source line under a frame
             i += 1
@@ -140,7 +139,7 @@ def _finish_cut(
         # logger.exception()'s shape: the program's own error line, then the traceback. Cut
         # before its exception line, the traceback's failure is what that line says.
         logged = scan.blocks.pop()
-        stated = match_exception(logged.message, module_named=True) if _stated_exception(logged.message) else None
+        stated = _stated_exception(logged.message)
         scan.blocks.append(
             replace(
                 logged,
@@ -289,10 +288,10 @@ def _finish_untyped(
     return end
 
 
-def _stated_exception(text: str) -> bool:
-    """Whether a line states an exception with its message (`Type: message`): never a line of code."""
+def _stated_exception(text: str) -> re.Match[str] | None:
+    """The exception a line states with its message (`Type: message`: never a line of code), or None."""
     exc = match_exception(text.strip(), module_named=True)
-    return bool(exc and exc.group("colon") and exc.group("msg"))
+    return exc if exc and exc.group("colon") and exc.group("msg") else None
 
 
 def _frames_follow(scan: ScanState, i: int) -> bool:
