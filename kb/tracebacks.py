@@ -44,12 +44,12 @@ def starts_traceback(scan: ScanState, i: int) -> bool:
         return True
     # A paste that starts mid-traceback: indented code lines, then a frame. An indented exception
     # line is not code: it is read on its own (a report that states the error above its frames).
-    if t.startswith("  ") and t.strip() and not _stated_exception(t):
+    if t.startswith("  ") and t.strip():
         j = i + 1
         while j < len(scan.logical) and j <= i + 3:
             nt = scan.text(j)
             if FRAME_RE.match(nt):
-                return True
+                return not _stated_exception(t)
             if not (CARET_RE.match(nt) or nt.startswith("  ")):
                 return False
             j += 1
@@ -104,8 +104,9 @@ def read_traceback(scan: ScanState, start: int, relation: str) -> int:
             return finish_exception(scan, start, i, exc, frames, wrappers, relation)
         if TB_HEAD_RE.match(t) or CHAIN_CAUSE_RE.match(t) or CHAIN_DURING_RE.match(t):
             break
-        stated = _stated_exception(t) if frames else None
-        if stated and not _frames_follow(scan, i + 1):
+        # (the exception read only where no frame follows: one regex for a frame's last source line)
+        stated = _stated_exception(t) if frames and not _frames_follow(scan, i + 1) else None
+        if stated:
             # An exception line indented like a source line (frames that lost their indent in the
             # paste, a traceback quoted inside another tool's output): no frame follows, so it is
             # where the traceback ends, not code under a frame.
